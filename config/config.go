@@ -1,0 +1,211 @@
+// Package config holds every caprag setting. Settings are environment variables, read once with
+// envconfig and validated at start-up; nothing else in caprag reads the environment.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// Accepted values of the enumerated settings.
+var (
+	Strategies          = []string{"multi-hop", "multi-question"}
+	VectorStores        = []string{"embedded", "chroma"}
+	EmbeddingsProviders = []string{"local", "openai", "ollama", "use-lite"}
+	LLMProviders        = []string{"openai", "ollama", "anthropic", "offline"}
+	LogLevels           = []string{"debug", "info", "warn", "error"}
+	LogFormats          = []string{"text", "json"}
+)
+
+// Config is every setting. The envconfig tag names the variable; README.md documents each with
+// its default.
+type Config struct {
+	// Books and search.
+	DataDir            string `envconfig:"DATA_DIR" default:"data"`
+	VectorStore        string `envconfig:"VECTOR_STORE" default:"embedded"`
+	ChromaURL          string `envconfig:"CHROMA_URL" default:"http://localhost:8000"`
+	ChromaCollection   string `envconfig:"CHROMA_COLLECTION" default:"caprag"`
+	ChromaTenant       string `envconfig:"CHROMA_TENANT" default:"default_tenant"`
+	ChromaDatabase     string `envconfig:"CHROMA_DATABASE" default:"default_database"`
+	EmbeddingsProvider string `envconfig:"EMBEDDINGS_PROVIDER" default:"local"`
+	// EmbeddingsModel is the embedding model; empty means the provider's default.
+	EmbeddingsModel string `envconfig:"EMBEDDINGS_MODEL"`
+	// EmbeddingsModelDir holds the USE-Lite model files; empty means DATA_DIR/models/use-lite.
+	EmbeddingsModelDir string `envconfig:"EMBEDDINGS_MODEL_DIR"`
+	TopK               int    `envconfig:"TOP_K" default:"5"`
+
+	// Models.
+	// LLMProvider is empty when unset: Load picks openai, anthropic or offline from the keys.
+	LLMProvider     string        `envconfig:"LLM_PROVIDER"`
+	LLMModel        string        `envconfig:"LLM_MODEL"`
+	LLMTimeout      time.Duration `envconfig:"LLM_TIMEOUT" default:"60s"`
+	OpenAIBaseURL   string        `envconfig:"OPENAI_BASE_URL"`
+	OpenAIAPIKey    string        `envconfig:"OPENAI_API_KEY"`
+	OllamaURL       string        `envconfig:"OLLAMA_URL" default:"http://localhost:11434"`
+	AnthropicAPIKey string        `envconfig:"ANTHROPIC_API_KEY"`
+
+	// Retrieval and answers.
+	RetrievalStrategy string        `envconfig:"RETRIEVAL_STRATEGY" default:"multi-hop"`
+	MaxHops           int           `envconfig:"MAX_HOPS" default:"3"`
+	MaxQueries        int           `envconfig:"MAX_QUERIES" default:"4"`
+	CacheTTL          time.Duration `envconfig:"CACHE_TTL" default:"1h"`
+	CacheMaxEntries   int           `envconfig:"CACHE_MAX_ENTRIES" default:"1000"`
+
+	// Discord.
+	DiscordToken          string        `envconfig:"DISCORD_TOKEN"`
+	DiscordGuildID        string        `envconfig:"DISCORD_GUILD_ID"`
+	DiscordAPIURL         string        `envconfig:"DISCORD_API_URL" default:"https://discord.com/api/v9"`
+	DiscordMessageContent bool          `envconfig:"DISCORD_MESSAGE_CONTENT" default:"false"`
+	AnswerTimeout         time.Duration `envconfig:"ANSWER_TIMEOUT" default:"2m"`
+	ShutdownTimeout       time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"30s"`
+
+	// Logs.
+	LogLevel  string `envconfig:"LOG_LEVEL" default:"info"`
+	LogFormat string `envconfig:"LOG_FORMAT" default:"text"`
+
+	// LLMProviderDefaulted is true when LLM_PROVIDER was unset and Load chose the provider.
+	LLMProviderDefaulted bool `ignored:"true"`
+}
+
+// Error is a bad setting: it names the variable, the value and what is accepted.
+type Error struct {
+	Var      string
+	Value    string
+	Accepted string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s=%q is not valid: accepted values are %s", e.Var, e.Value, e.Accepted)
+}
+
+// Load reads the settings from the environment and validates them. A bad setting returns an
+// error that names the variable and the accepted values (errors.As finds the *Error, or several
+// joined).
+func Load() (Config, error) {
+	var c Config
+	if err := envconfig.Process("", &c); err != nil {
+		return Config{}, fromEnvconfig(err)
+	}
+	c.applyDefaults()
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// fromEnvconfig turns envconfig's parse error ("envconfig.Process: assigning MAX_HOPS to
+// MaxHops: converting 'x' to type int…") into an *Error that says what is accepted.
+func fromEnvconfig(err error) error {
+	var pe *envconfig.ParseError
+	if errors.As(err, &pe) {
+		accepted := "a value of type " + pe.TypeName
+		switch pe.TypeName {
+		case "int":
+			accepted = "a whole number"
+		case "bool":
+			accepted = "true or false"
+		case "Duration", "time.Duration":
+			accepted = `a duration such as "90s", "5m" or "1h"`
+		}
+		return &Error{Var: pe.KeyName, Value: pe.Value, Accepted: accepted}
+	}
+	return fmt.Errorf("config: %w", err)
+}
+
+func (c *Config) applyDefaults() {
+	if c.LLMProvider == "" {
+		c.LLMProviderDefaulted = true
+		switch {
+		case c.OpenAIAPIKey != "" || c.OpenAIBaseURL != "":
+			c.LLMProvider = "openai"
+		case c.AnthropicAPIKey != "":
+			c.LLMProvider = "anthropic"
+		default:
+			c.LLMProvider = "offline"
+		}
+	}
+	if c.EmbeddingsModelDir == "" {
+		c.EmbeddingsModelDir = filepath.Join(c.DataDir, "models", "use-lite")
+	}
+	c.DiscordAPIURL = strings.TrimRight(c.DiscordAPIURL, "/")
+}
+
+// Validate checks every setting and returns all problems at once.
+func (c Config) Validate() error {
+	var errs []error
+	oneOf := func(name, value string, accepted []string) {
+		for _, a := range accepted {
+			if value == a {
+				return
+			}
+		}
+		errs = append(errs, &Error{Var: name, Value: value, Accepted: strings.Join(accepted, ", ")})
+	}
+	between := func(name string, value, lo, hi int) {
+		if value < lo || value > hi {
+			errs = append(errs, &Error{Var: name, Value: fmt.Sprint(value), Accepted: fmt.Sprintf("whole numbers from %d to %d", lo, hi)})
+		}
+	}
+	positive := func(name string, d time.Duration, max time.Duration) {
+		if d <= 0 || (max > 0 && d > max) {
+			acc := "a positive duration such as \"90s\""
+			if max > 0 {
+				acc = fmt.Sprintf("a positive duration up to %s", max)
+			}
+			errs = append(errs, &Error{Var: name, Value: d.String(), Accepted: acc})
+		}
+	}
+	absURL := func(name, value string, optional bool) {
+		if value == "" && optional {
+			return
+		}
+		u, err := url.Parse(value)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, &Error{Var: name, Value: value, Accepted: "an http:// or https:// URL"})
+		}
+	}
+
+	oneOf("RETRIEVAL_STRATEGY", c.RetrievalStrategy, Strategies)
+	oneOf("VECTOR_STORE", c.VectorStore, VectorStores)
+	oneOf("EMBEDDINGS_PROVIDER", c.EmbeddingsProvider, EmbeddingsProviders)
+	oneOf("LLM_PROVIDER", c.LLMProvider, LLMProviders)
+	oneOf("LOG_LEVEL", c.LogLevel, LogLevels)
+	oneOf("LOG_FORMAT", c.LogFormat, LogFormats)
+	between("MAX_HOPS", c.MaxHops, 1, 10)
+	between("MAX_QUERIES", c.MaxQueries, 1, 10)
+	between("TOP_K", c.TopK, 1, 50)
+	between("CACHE_MAX_ENTRIES", c.CacheMaxEntries, 0, 1_000_000)
+	positive("CACHE_TTL", c.CacheTTL, 0)
+	positive("LLM_TIMEOUT", c.LLMTimeout, 0)
+	// An interaction token lives 15 minutes; the answer must land before it expires.
+	positive("ANSWER_TIMEOUT", c.AnswerTimeout, 14*time.Minute)
+	positive("SHUTDOWN_TIMEOUT", c.ShutdownTimeout, 0)
+	absURL("CHROMA_URL", c.ChromaURL, false)
+	absURL("OPENAI_BASE_URL", c.OpenAIBaseURL, true)
+	absURL("OLLAMA_URL", c.OllamaURL, false)
+	absURL("DISCORD_API_URL", c.DiscordAPIURL, false)
+	if c.DataDir == "" {
+		errs = append(errs, &Error{Var: "DATA_DIR", Value: "", Accepted: "a folder path"})
+	}
+	if c.ChromaCollection == "" {
+		errs = append(errs, &Error{Var: "CHROMA_COLLECTION", Value: "", Accepted: "a collection name"})
+	}
+	return errors.Join(errs...)
+}
+
+// ErrNoDiscordToken is returned by RequireDiscord when DISCORD_TOKEN is empty.
+var ErrNoDiscordToken = errors.New("DISCORD_TOKEN is not set: create a bot in the Discord developer portal and set DISCORD_TOKEN to its token (see README, \"Running the bot\")")
+
+// RequireDiscord checks the settings only the bot needs.
+func (c Config) RequireDiscord() error {
+	if strings.TrimSpace(c.DiscordToken) == "" {
+		return ErrNoDiscordToken
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLoadDefaults(t *testing.T) {
+	unset(t, "RETRIEVAL_STRATEGY", "LLM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "DATA_DIR")
+	c, err := Load()
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.RetrievalStrategy != "multi-hop" {
+		t.Errorf("RetrievalStrategy = %q, want multi-hop", c.RetrievalStrategy)
+	}
+	if c.LLMProvider != "offline" || !c.LLMProviderDefaulted {
+		t.Errorf("LLMProvider = %q (defaulted %v), want offline chosen by default", c.LLMProvider, c.LLMProviderDefaulted)
+	}
+	if c.MaxHops != 3 || c.VectorStore != "embedded" || c.EmbeddingsProvider != "local" {
+		t.Errorf("defaults: MaxHops=%d VectorStore=%q EmbeddingsProvider=%q", c.MaxHops, c.VectorStore, c.EmbeddingsProvider)
+	}
+}
+
+func TestLLMProviderFollowsKeys(t *testing.T) {
+	unset(t, "LLM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY")
+	t.Setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLMProvider != "openai" {
+		t.Errorf("with OPENAI_BASE_URL set, LLMProvider = %q, want openai", c.LLMProvider)
+	}
+}
+
+func TestInvalidSettingsNameVariableAndAcceptedValues(t *testing.T) {
+	cases := []struct{ name, value, want string }{
+		{"RETRIEVAL_STRATEGY", "single-pass", "multi-hop, multi-question"},
+		{"VECTOR_STORE", "pinecone", "embedded, chroma"},
+		{"MAX_HOPS", "0", "from 1 to 10"},
+		{"MAX_HOPS", "three", "whole number"},
+		{"CACHE_TTL", "forever", "duration"},
+		{"DISCORD_API_URL", "discord.com", "http"},
+		{"ANSWER_TIMEOUT", "20m", "up to 14m"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+"="+tc.value, func(t *testing.T) {
+			t.Setenv(tc.name, tc.value)
+			_, err := Load()
+			if err == nil {
+				t.Fatalf("Load accepted %s=%q", tc.name, tc.value)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *config.Error", err)
+			}
+			if !strings.Contains(err.Error(), tc.name) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not name %s and %q", err, tc.name, tc.want)
+			}
+		})
+	}
+}
+
+func TestRequireDiscord(t *testing.T) {
+	if err := (Config{}).RequireDiscord(); !errors.Is(err, ErrNoDiscordToken) {
+		t.Errorf("RequireDiscord without token = %v, want ErrNoDiscordToken", err)
+	}
+	if err := (Config{DiscordToken: "x"}).RequireDiscord(); err != nil {
+		t.Errorf("RequireDiscord with token = %v", err)
+	}
+}

@@ -1,0 +1,96 @@
+package rag
+
+import (
+	"context"
+	"errors"
+)
+
+// RefKind says how a passage refers to another rule.
+type RefKind string
+
+const (
+	// RefPage is a page reference: "p. 123", "p. B370", "pp. 12-13", "page 45".
+	RefPage RefKind = "page"
+	// RefSee is a "see X" phrase: "(see the condition)", "see Powers, p. 100",
+	// "as described in the “Actions in Combat” section".
+	RefSee RefKind = "see"
+	// RefMention is the mention of another section's title in running text
+	// ("…or be paralyzed for 1 minute" mentions the section "Paralyzed").
+	RefMention RefKind = "mention"
+)
+
+// Reference is an outgoing cross-reference of a passage.
+type Reference struct {
+	Kind RefKind `json:"kind"`
+	// Text is the reference as written in the passage ("see appendix PH-A", "p. B370").
+	Text string `json:"text"`
+	// Target is what it points to: a section title ("Paralyzed", "Actions in Combat") or a
+	// page ("123"; a book prefix such as "B" stays in Target: "B370").
+	Target string `json:"target"`
+	// Book names the target's book when the reference or the library makes it known; empty
+	// means any book (page references without a book prefix mean the passage's own book).
+	Book string `json:"book,omitempty"`
+}
+
+// Document is a passage as the answer writer reads it: the parent text of the child chunk that
+// matched, with where it comes from.
+type Document struct {
+	// ID is the passage's stable ID (the parent's, so that children of one parent collapse).
+	ID string `json:"id"`
+	// Book is the book's name: a PDF's title metadata, else the file name without extension,
+	// unless overridden at ingest.
+	Book string `json:"book"`
+	// Section is the heading path through all ancestor headings, joined with " > ".
+	Section string `json:"section"`
+	// Page is the printed page number (PDFs), else the PDF page index; 0 when the book has no
+	// pages (Markdown, text).
+	Page int `json:"page,omitempty"`
+	// Source is the file the book was loaded from.
+	Source string `json:"source,omitempty"`
+	// Text is the parent passage: the surrounding section, bounded in size.
+	Text string `json:"text"`
+	// Match is the child chunk inside Text that the search matched (empty when resolved
+	// through a reference rather than a search).
+	Match string `json:"match,omitempty"`
+	// Score is the fused retrieval score; higher is better. Only comparable within one result
+	// list.
+	Score float64 `json:"score"`
+	// Refs are the passage's outgoing references.
+	Refs []Reference `json:"refs,omitempty"`
+}
+
+// Key identifies a document's content for deduplication: the same content from the same book is
+// the same document, however many queries or hops found it.
+func (d Document) Key() string { return d.Book + "\x00" + d.Text }
+
+// SearchOptions narrow a retrieval.
+type SearchOptions struct {
+	// K is the number of documents wanted; values below 1 mean the retriever's default.
+	K int
+	// Books restricts the search to these books (case-insensitive names); empty means all.
+	Books []string
+}
+
+// Retriever finds the passages that best match a query.
+//
+// Retrieve returns at most opts.K documents, best first, each document once (children of one
+// parent collapse into the parent). An empty corpus or no match returns an empty slice and a
+// nil error. A retriever whose index was built with a different embedder than the one it
+// queries with returns an error wrapping ErrEmbedderMismatch.
+type Retriever interface {
+	Retrieve(ctx context.Context, query string, opts SearchOptions) ([]Document, error)
+}
+
+// ReferenceResolver is implemented by retrievers that can follow a passage's references to the
+// passages they point to (found by type assertion on the Retriever).
+//
+// Resolve returns the passages the reference points to, best first, at most opts.K (the
+// retriever's default when below 1), honouring opts.Books. A page reference without a book
+// resolves in from's book. A reference that points nowhere returns an empty slice and nil.
+type ReferenceResolver interface {
+	Resolve(ctx context.Context, from Document, ref Reference, opts SearchOptions) ([]Document, error)
+}
+
+// ErrEmbedderMismatch is wrapped by retrieval errors when the index was built by another
+// embedder than the configured one: the books must be ingested again.
+var ErrEmbedderMismatch = errors.New("the books were indexed with a different embedder; ingest them again")
