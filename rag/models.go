@@ -1,0 +1,53 @@
+package rag
+
+import "context"
+
+// The three model roles of the pipeline (SPEC.md, "Retrieval strategies"), plus the follow-up
+// rewriter. Each has an offline, rule-based implementation in rag/ and a model-backed one in llm/.
+
+// Expander turns a question into search queries (multi-question strategy). The original question
+// is searched anyway; implementations return only the extra queries.
+type Expander interface {
+	Expand(ctx context.Context, question string, max int) ([]string, error)
+}
+
+// Analysis is the analyzer's verdict on the passages gathered so far.
+type Analysis struct {
+	Sufficient bool     `json:"sufficient"`
+	NewQueries []string `json:"new_queries"`
+	// Following names the cross-references the new queries follow, for progress ("Rapid Strike").
+	Following []string `json:"-"`
+}
+
+// AnalyzeInput is what the analyzer sees: the question, the passages so far and the unresolved
+// reference links of those passages (hints).
+type AnalyzeInput struct {
+	Question  string
+	Documents []Document
+	Hints     []Reference
+	Asked     []string // queries already searched, never asked again
+	Max       int      // most new queries wanted
+}
+
+// Analyzer judges whether the passages answer the question and otherwise asks for what is missing.
+type Analyzer interface {
+	Analyze(ctx context.Context, in AnalyzeInput) (Analysis, error)
+}
+
+// Writer writes the answer from the passages only, citing them as [1], [2]… in the order given.
+type Writer interface {
+	Write(ctx context.Context, question string, docs []Document, history []Turn) (string, error)
+}
+
+// Rewriter turns a follow-up into a standalone question using the earlier turns of the thread.
+type Rewriter interface {
+	Rewrite(ctx context.Context, followUp string, history []Turn) (string, error)
+}
+
+// Models bundles the roles a pipeline uses.
+type Models struct {
+	Expander Expander
+	Analyzer Analyzer
+	Writer   Writer
+	Rewriter Rewriter
+}
