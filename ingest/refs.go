@@ -25,6 +25,9 @@ func AddRefs(ps []Passage) {
 	}
 }
 
+// ExplicitRefs finds page references and "see X" phrases in a text.
+func ExplicitRefs(text string) []rag.Reference { return explicitRefs(text) }
+
 // explicitRefs finds page references and "see X" phrases.
 func explicitRefs(text string) []rag.Reference {
 	var refs []rag.Reference
