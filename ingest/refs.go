@@ -233,14 +233,23 @@ func Stem(w string) string {
 	case n > 5 && strings.HasSuffix(w, "ies"):
 		return w[:n-3] + "y"
 	case n > 5 && strings.HasSuffix(w, "ing"):
-		return strings.TrimSuffix(w[:n-3], "e")
+		return undouble(strings.TrimSuffix(w[:n-3], "e"))
 	case n > 4 && strings.HasSuffix(w, "ed"):
-		return strings.TrimSuffix(w[:n-2], "e")
+		return undouble(strings.TrimSuffix(w[:n-2], "e"))
 	case n > 4 && (strings.HasSuffix(w, "ses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
 		return w[:n-2]
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
 		return w[:n-1]
 	case n > 4 && strings.HasSuffix(w, "e"):
+		return w[:n-1]
+	}
+	return w
+}
+
+// undouble drops the doubled final consonant an inflection added ("getting" → "get").
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && strings.IndexByte("bdgmnprt", w[n-1]) >= 0 {
 		return w[:n-1]
 	}
 	return w

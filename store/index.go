@@ -70,7 +70,8 @@ func (x *index) rebuild() {
 	docs := make([][]string, len(x.order))
 	for i, e := range x.order {
 		// The section's last heading counts twice: rule names live in headings.
-		docs[i] = embed.Tokens(lastHeading(e.P.Section) + " " + e.P.Section + " " + e.P.Text)
+		h := lastHeading(e.P.Section)
+		docs[i] = embed.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
 	}
 	x.lex = newBM25(docs)
 	x.parents = map[string][]*entry{}
@@ -132,7 +133,7 @@ func (x *index) replaceBook(ctx context.Context, b ingest.Book) error {
 	}
 	texts := make([]string, len(b.Passages))
 	for i, p := range b.Passages {
-		texts[i] = p.Section + "\n" + p.Text
+		texts[i] = lastHeading(p.Section) + "\n" + p.Text
 	}
 	vecs, err := x.emb.EmbedDocuments(ctx, texts)
 	if err != nil {
