@@ -124,6 +124,9 @@ func rewritePrompt(followUp string, history []rag.Turn) []message {
 func writePassages(b *strings.Builder, docs []rag.Document) {
 	b.WriteString("Passages:\n")
 	for i, d := range docs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
 		fmt.Fprintf(b, "[%d] %s", i+1, d.Book)
 		if d.Section != "" {
 			b.WriteString(" — " + d.Section)
@@ -131,7 +134,7 @@ func writePassages(b *strings.Builder, docs []rag.Document) {
 		if d.Page > 0 {
 			fmt.Fprintf(b, ", p. %d", d.Page)
 		}
-		b.WriteString("\n" + truncate(strings.TrimSpace(d.Text), maxPassageRunes) + "\n\n")
+		b.WriteString("\n" + truncate(strings.TrimSpace(d.Text), maxPassageRunes) + "\n")
 	}
 }
 
