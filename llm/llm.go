@@ -39,6 +39,9 @@ const (
 	DefaultAnthropicModel = "claude-haiku-4-5"
 	// DefaultOpenAIBaseURL is OpenAI's own API, used when OPENAI_BASE_URL is empty.
 	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+	// OllamaContextTokens is the context window asked of Ollama: room for the passages (at most
+	// about 10k tokens, see maxPassagesRunes) and the answer.
+	OllamaContextTokens = 16384
 	// placeholderKey is sent to OpenAI-compatible servers that need no key (Ollama, vLLM, LM
 	// Studio): langchaingo refuses an empty one.
 	placeholderKey = "not-needed"
@@ -88,7 +91,8 @@ func newClient(cfg config.Config, log *slog.Logger, httpClient *http.Client) (*c
 		if c.name == "" {
 			c.name = DefaultOllamaModel
 		}
-		opts := []ollama.Option{ollama.WithServerURL(cfg.OllamaURL), ollama.WithModel(c.name)}
+		// Ollama's default context window (2048 or 4096 tokens) silently cuts the passages.
+		opts := []ollama.Option{ollama.WithServerURL(cfg.OllamaURL), ollama.WithModel(c.name), ollama.WithRunnerNumCtx(OllamaContextTokens)}
 		if httpClient != nil {
 			opts = append(opts, ollama.WithHTTPClient(httpClient))
 		}

@@ -307,8 +307,8 @@ func TestOllamaProvider(t *testing.T) {
 		t.Errorf("Write = %q, %v", s, err)
 	}
 	for _, r := range srv.Requests() {
-		if r.Path != "/api/chat" || r.Model != "test-model" || r.JSONMode() != (r.Role() != "write") {
-			t.Errorf("%s request: path %s, model %q, format %q", r.Role(), r.Path, r.Model, r.Format)
+		if r.Path != "/api/chat" || r.Model != "test-model" || r.JSONMode() != (r.Role() != "write") || r.Options.NumCtx != llm.OllamaContextTokens {
+			t.Errorf("%s request: path %s, model %q, format %q, num_ctx %d", r.Role(), r.Path, r.Model, r.Format, r.Options.NumCtx)
 		}
 	}
 }

@@ -10,8 +10,12 @@ import (
 
 // Bounds that keep a prompt inside small models' context windows.
 const (
-	// maxPassageRunes bounds each passage's text in a prompt.
-	maxPassageRunes = 4000
+	// maxPassageRunes bounds each passage's text in a prompt, and maxPassagesRunes all of them
+	// together (about 10k tokens): with many passages each gets an equal share, at least
+	// minPassageRunes.
+	maxPassageRunes  = 4000
+	maxPassagesRunes = 40000
+	minPassageRunes  = 600
 	// maxHints bounds the reference hints shown to the analyzer.
 	maxHints = 40
 	// maxTurns bounds the thread history shown; maxTurnRunes each earlier answer.
@@ -123,6 +127,7 @@ func rewritePrompt(followUp string, history []rag.Turn) []message {
 // writePassages numbers the documents from 1, each with its book, section and page.
 func writePassages(b *strings.Builder, docs []rag.Document) {
 	b.WriteString("Passages:\n")
+	limit := min(maxPassageRunes, max(minPassageRunes, maxPassagesRunes/max(1, len(docs))))
 	for i, d := range docs {
 		if i > 0 {
 			b.WriteString("\n")
@@ -134,7 +139,7 @@ func writePassages(b *strings.Builder, docs []rag.Document) {
 		if d.Page > 0 {
 			fmt.Fprintf(b, ", p. %d", d.Page)
 		}
-		b.WriteString("\n" + truncate(strings.TrimSpace(d.Text), maxPassageRunes) + "\n")
+		b.WriteString("\n" + truncate(strings.TrimSpace(d.Text), limit) + "\n")
 	}
 }
 

@@ -93,6 +93,13 @@ func TestPromptBounds(t *testing.T) {
 	if strings.Count(p, `"see X"`) != maxHints || !strings.Contains(p, "and 5 more") {
 		t.Errorf("hints are not bounded to %d", maxHints)
 	}
+	var many []rag.Document
+	for range 40 {
+		many = append(many, rag.Document{Book: "B", Text: long})
+	}
+	if n := len([]rune(writePrompt("q", many, nil)[1].text)); n > maxPassagesRunes+40*100 {
+		t.Errorf("40 long passages make a %d-rune prompt, want about %d at most", n, maxPassagesRunes)
+	}
 	w := writePrompt("q", nil, history)[1].text
 	if strings.Count(w, "Q: q") != maxTurns {
 		t.Errorf("history is not bounded to the last %d turns", maxTurns)

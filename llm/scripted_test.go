@@ -23,7 +23,10 @@ type chatRequest struct {
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
-	Format   string `json:"format"` // Ollama
+	Format  string `json:"format"` // Ollama
+	Options struct {
+		NumCtx int `json:"num_ctx"`
+	} `json:"options"` // Ollama
 	Messages []struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
