@@ -27,7 +27,7 @@ var (
 )
 
 // models builds the roles against cfg and fails the test on error.
-func models(t *testing.T, cfg config.Config) (rag.Models, *logBuffer) {
+func models(t testing.TB, cfg config.Config) (rag.Models, *logBuffer) {
 	t.Helper()
 	log, buf := newLog()
 	m, err := llm.New(cfg, log)

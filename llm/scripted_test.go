@@ -75,7 +75,7 @@ type reply struct {
 // scripted is an OpenAI-compatible (/v1/chat/completions) and Ollama-shaped (/api/chat) chat
 // server whose replies a test scripts. It records every request.
 type scripted struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	script func(req chatRequest, n int) reply // n counts the requests of req's role from 1
 
@@ -84,7 +84,7 @@ type scripted struct {
 	byRole   map[string]int
 }
 
-func newScripted(t *testing.T, script func(req chatRequest, n int) reply) *scripted {
+func newScripted(t testing.TB, script func(req chatRequest, n int) reply) *scripted {
 	t.Helper()
 	s := &scripted{t: t, script: script, byRole: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
