@@ -65,6 +65,7 @@ type client struct {
 	model    llms.Model
 	provider string
 	name     string // the model's name
+	endpoint string // where the model is served, for messages
 	timeout  time.Duration
 	log      *slog.Logger
 	// jsonMode is true while the provider is believed to support JSON mode; an OpenAI-compatible
@@ -88,6 +89,7 @@ func newClient(cfg config.Config, log *slog.Logger, httpClient *http.Client) (*c
 	case "openai":
 		c.model, err = newOpenAI(cfg, c, log, httpClient)
 	case "ollama":
+		c.endpoint = cfg.OllamaURL
 		if c.name == "" {
 			c.name = DefaultOllamaModel
 		}
@@ -105,6 +107,7 @@ func newClient(cfg config.Config, log *slog.Logger, httpClient *http.Client) (*c
 		if c.name == "" {
 			c.name = DefaultAnthropicModel
 		}
+		c.endpoint = "Anthropic"
 		opts := []anthropic.Option{anthropic.WithToken(cfg.AnthropicAPIKey), anthropic.WithModel(c.name)}
 		if httpClient != nil {
 			opts = append(opts, anthropic.WithHTTPClient(httpClient))
@@ -117,7 +120,7 @@ func newClient(cfg config.Config, log *slog.Logger, httpClient *http.Client) (*c
 	if err != nil {
 		return nil, fmt.Errorf("llm: %s: %w", cfg.LLMProvider, err)
 	}
-	c.log = log.With("provider", c.provider, "model", c.name)
+	c.log = log.With("provider", c.provider, "model", c.name, "endpoint", c.endpoint)
 	return c, nil
 }
 
@@ -129,6 +132,7 @@ func newOpenAI(cfg config.Config, c *client, log *slog.Logger, httpClient *http.
 		}
 		base = DefaultOpenAIBaseURL
 	}
+	c.endpoint = base
 	if key == "" {
 		key = placeholderKey
 	}
@@ -184,24 +188,30 @@ func (c *client) generate(ctx context.Context, role string, msgs []message, json
 	if useJSON {
 		opts = append(opts, llms.WithJSONMode())
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	start := time.Now()
 	c.calls.Add(1)
-	resp, err := c.model.GenerateContent(ctx, content, opts...)
+	resp, err := c.model.GenerateContent(callCtx, content, opts...)
 	if err != nil && useJSON && c.provider == "openai" && rejectsJSONMode(err) {
 		// Some OpenAI-compatible servers (LM Studio) accept only json_schema: ask again
 		// without JSON mode and rely on the prompt and the tolerant parser from now on.
 		c.jsonMode.Store(false)
 		c.log.Warn("the server rejects JSON mode; asking for JSON in the prompt only", "role", role, "error", err.Error())
 		c.calls.Add(1)
-		resp, err = c.model.GenerateContent(ctx, content, opts[:2]...)
+		resp, err = c.model.GenerateContent(callCtx, content, opts[:2]...)
 	}
 	elapsed := time.Since(start)
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("no reply within %s: %w", c.timeout, err)
+		switch {
+		case ctx.Err() != nil:
+			// The caller's request is gone; keep its cause in the chain (langchaingo drops it).
+			err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+		case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+			// Our own deadline: say which setting bounds it.
+			err = fmt.Errorf("no reply within %s (LLM_TIMEOUT): %w", c.timeout, err)
 		}
+		err = fmt.Errorf("%s at %s: %w", c.name, c.endpoint, err)
 		c.log.Warn("model request failed", "role", role, "elapsed", elapsed, "error", err.Error())
 		return "", err
 	}

@@ -208,6 +208,7 @@ var failing = []struct {
 	{"always malformed", reply{Content: "Sorry, I cannot help with that {really}."}, 5 * time.Second, ""},
 	{"slow beyond the timeout", reply{Slow: true}, 150 * time.Millisecond, "no reply within 150ms"},
 	{"HTTP 500", reply{Status: 500, Content: "the model crashed"}, 5 * time.Second, "500"},
+	{"server down", reply{Status: -1}, 5 * time.Second, "test-model at http://127.0.0.1"}, // Status -1: the test closes the server
 }
 
 func TestFailingModelFallsBack(t *testing.T) {
@@ -215,6 +216,9 @@ func TestFailingModelFallsBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newScripted(t, always(tc.reply))
 			m, logs := models(t, srv.openaiConfig(tc.timeout))
+			if tc.reply.Status == -1 {
+				srv.srv.Close() // nothing listens any more: connection refused
+			}
 			ctx := context.Background()
 
 			q, err := m.Expander.Expand(ctx, question, 3)
@@ -255,6 +259,9 @@ func TestCanceledRequestIsAnError(t *testing.T) {
 	}
 	if _, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Analyze on an expired request: %v, want the deadline error", err)
+	}
+	if _, err := m.Writer.Write(ctx, question, docs, nil); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, llm.ErrNoModel) {
+		t.Errorf("Write on an expired request: %v, want the deadline error and ErrNoModel", err)
 	}
 }
 
