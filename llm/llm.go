@@ -212,7 +212,7 @@ func (c *client) generate(ctx context.Context, role string, msgs []message, json
 			err = fmt.Errorf("no reply within %s (LLM_TIMEOUT): %w", c.timeout, err)
 		}
 		err = fmt.Errorf("%s at %s: %w", c.name, c.endpoint, err)
-		c.log.Warn("model request failed", "role", role, "elapsed", elapsed, "error", err.Error())
+		c.log.Debug("model request failed", "role", role, "elapsed", elapsed, "error", err.Error())
 		return "", err
 	}
 	var b strings.Builder
