@@ -207,45 +207,56 @@ var failing = []struct {
 }{
 	{"always malformed", reply{Content: "Sorry, I cannot help with that {really}."}, 5 * time.Second, ""},
 	{"slow beyond the timeout", reply{Slow: true}, 150 * time.Millisecond, "no reply within 150ms"},
-	{"HTTP 500", reply{Status: 500, Content: "the model crashed"}, 5 * time.Second, "500"},
-	{"server down", reply{Status: -1}, 5 * time.Second, "test-model at http://127.0.0.1"}, // Status -1: the test closes the server
+	{"HTTP 500", reply{Status: 500, Content: "the model crashed"}, 5 * time.Second, "the model crashed"},
+	{"server down", reply{Status: -1}, 5 * time.Second, "test-model at http://127.0.0.1:"}, // Status -1: the test closes the server
 }
 
 func TestFailingModelFallsBack(t *testing.T) {
 	for _, tc := range failing {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := newScripted(t, always(tc.reply))
-			m, logs := models(t, srv.openaiConfig(tc.timeout))
-			if tc.reply.Status == -1 {
-				srv.srv.Close() // nothing listens any more: connection refused
-			}
-			ctx := context.Background()
+		for _, provider := range []string{"openai", "ollama"} {
+			t.Run(tc.name+"/"+provider, func(t *testing.T) {
+				srv := newScripted(t, always(tc.reply))
+				cfg := srv.openaiConfig(tc.timeout)
+				if provider == "ollama" {
+					cfg = srv.ollamaConfig(tc.timeout)
+				}
+				failingModel(t, srv, cfg, tc.reply, tc.inError)
+			})
+		}
+	}
+}
 
-			q, err := m.Expander.Expand(ctx, question, 3)
-			if err != nil || len(q) != 0 {
-				t.Errorf("Expand = %q, %v; want no extra query and no error", q, err)
-			}
-			a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: docs, Hints: hints})
-			if err != nil || !a.Sufficient || len(a.NewQueries) != 0 {
-				t.Errorf("Analyze = %+v, %v; want sufficient and no error", a, err)
-			}
-			r, err := m.Rewriter.Rewrite(ctx, "and when prone?", []rag.Turn{{Question: question, Answer: "x"}})
-			if err != nil {
-				t.Errorf("Rewrite error %v; want the follow-up unchanged", err)
-			}
-			if !strings.Contains(logs.String(), "query expansion failed") || !strings.Contains(logs.String(), "sufficiency analysis failed") {
-				t.Errorf("fallbacks not logged:\n%s", logs)
-			}
-			if tc.reply.Content == "" || tc.reply.Status != 0 {
-				if r != "and when prone?" {
-					t.Errorf("Rewrite = %q, want the follow-up unchanged", r)
-				}
-				_, err := m.Writer.Write(ctx, question, docs, nil)
-				if !errors.Is(err, llm.ErrNoModel) || !strings.HasPrefix(err.Error(), "the language model did not answer: ") || !strings.Contains(err.Error(), tc.inError) {
-					t.Errorf("Write error = %v; want %q… mentioning %q", err, llm.ErrNoModel, tc.inError)
-				}
-			}
-		})
+// failingModel checks the roles against a model that fails as rep scripts.
+func failingModel(t *testing.T, srv *scripted, cfg config.Config, rep reply, inError string) {
+	m, logs := models(t, cfg)
+	if rep.Status == -1 {
+		srv.srv.Close() // nothing listens any more: connection refused
+	}
+	ctx := context.Background()
+
+	q, err := m.Expander.Expand(ctx, question, 3)
+	if err != nil || len(q) != 0 {
+		t.Errorf("Expand = %q, %v; want no extra query and no error", q, err)
+	}
+	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: docs, Hints: hints})
+	if err != nil || !a.Sufficient || len(a.NewQueries) != 0 {
+		t.Errorf("Analyze = %+v, %v; want sufficient and no error", a, err)
+	}
+	r, err := m.Rewriter.Rewrite(ctx, "and when prone?", []rag.Turn{{Question: question, Answer: "x"}})
+	if err != nil {
+		t.Errorf("Rewrite error %v; want the follow-up unchanged", err)
+	}
+	if !strings.Contains(logs.String(), "query expansion failed") || !strings.Contains(logs.String(), "sufficiency analysis failed") {
+		t.Errorf("fallbacks not logged:\n%s", logs)
+	}
+	if rep.Content == "" || rep.Status != 0 {
+		if r != "and when prone?" {
+			t.Errorf("Rewrite = %q, want the follow-up unchanged", r)
+		}
+		_, err := m.Writer.Write(ctx, question, docs, nil)
+		if !errors.Is(err, llm.ErrNoModel) || !strings.HasPrefix(err.Error(), "the language model did not answer: ") || !strings.Contains(err.Error(), inError) {
+			t.Errorf("Write error = %v; want %q… mentioning %q", err, llm.ErrNoModel, inError)
+		}
 	}
 }
 
