@@ -25,6 +25,8 @@ type AnalyzeInput struct {
 	Question  string
 	Documents []Document
 	Hints     []Reference
+	HintFrom  []int    // for each hint, the index in Documents of the passage it comes from
+	DocRank   []int    // for each document, its rank in the search or link that found it (0 = first)
 	Asked     []string // queries already searched, never asked again
 	Max       int      // most new queries wanted
 }
