@@ -13,7 +13,7 @@ import (
 // writer reads.
 const (
 	ChildSize  = 600
-	ParentSize = 2500
+	ParentSize = 4000
 )
 
 var (

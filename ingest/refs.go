@@ -93,7 +93,14 @@ var genericTitles = map[string]bool{
 	"rules": true, "combat": true, "movement": true, "time": true, "light": true, "sleep": true,
 	"fly": true, "shield": true, "command": true, "message": true, "mending": true, "guidance": true,
 	"resistance": true, "darkness": true, "silence": true, "friends": true, "light and darkness": true,
+	"strength": true, "dexterity": true, "constitution": true, "intelligence": true, "wisdom": true,
+	"charisma": true, "space": true, "line": true, "cone": true, "cube": true, "sphere": true, "cylinder": true,
+	"water": true, "type": true, "tags": true, "training": true, "tools": true, "gate": true, "help": true,
+	"search": true, "climb": true, "swim": true, "knock": true, "instantaneous": true, "harm": true, "slow": true,
 }
+
+// ordinalLevel matches headings like "3rd Level", too generic to be a cross-reference.
+var ordinalLevel = regexp.MustCompile(`^\d+(st|nd|rd|th) level$`)
 
 type title struct {
 	words []string // stemmed words
@@ -107,7 +114,7 @@ type TitleIndex struct {
 }
 
 // NewTitleIndex indexes the titles (last heading of each section path) of the passages. Titles
-// that are generic, very short, or mentioned in more than 2% of the passages are left out: a
+// that are generic, very short, or mentioned in more than 8% of the passages are left out: a
 // mention of them says nothing about where to look.
 func NewTitleIndex(ps []Passage) *TitleIndex {
 	idx := &TitleIndex{byFirst: map[string][]*title{}}
@@ -115,7 +122,7 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 	for _, p := range ps {
 		t := lastHeading(p.Section)
 		key := NormalizeTitle(t)
-		if len(key) < 4 || genericTitles[key] {
+		if len(key) < 4 || genericTitles[key] || ordinalLevel.MatchString(key) {
 			continue
 		}
 		if old, ok := all[key]; ok {
@@ -139,7 +146,7 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 			counts[t]++
 		}
 	}
-	limit := len(ps)/50 + 5
+	limit := len(ps)/12 + 5
 	for first, ts := range idx.byFirst {
 		kept := ts[:0]
 		for _, t := range ts {

@@ -161,42 +161,44 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		if i < len(in.HintFrom) {
 			from = in.HintFrom[i]
 		}
-		rank := 0
+		rank, hop := 0, 1
 		if from < len(in.DocRank) {
 			rank = in.DocRank[from]
+		}
+		if from < len(in.DocHop) {
+			hop = in.DocHop[from]
 		}
 		var d Document
 		if from < len(in.Documents) {
 			d = in.Documents[from]
 		}
-		score := 0
-		switch h.Kind {
-		case RefSee:
-			score += 3
-		case RefPage:
-			score += 2
-		case RefMention:
-			score++
-			if h.Book != "" && h.Book != d.Book {
-				score++ // a rule named in another book
-			}
-			if strings.Contains(strings.ToLower(d.Match), strings.ToLower(strings.Fields(h.Target + " x")[0])) {
-				score++ // in the very chunk the search matched
-			}
-		}
-		switch {
-		case rank == 0:
-			score += 2
-		case rank == 1:
-			score++
-		case rank >= 3:
-			score -= 2
-		}
+		overlap := false
 		for t := range termSet(h.Target) {
 			if q[t] {
-				score += 2
+				overlap = true
 				break
 			}
+		}
+		score := 0
+		switch h.Kind {
+		case RefSee, RefPage:
+			if vagueTarget[strings.ToLower(h.Target)] || rank > 2 {
+				continue
+			}
+			score = 6 - rank
+		case RefMention:
+			rel := sentenceOverlap(q, d.Text, h.Target)
+			switch {
+			case overlap && rank <= 2:
+				score = 5 - rank
+			case hop == 1 && rank <= 1 && rel >= 2 && h.Book != "" && h.Book != d.Book:
+				score = rel - rank
+			default:
+				continue
+			}
+		}
+		if overlap {
+			score += 2
 		}
 		cands = append(cands, cand{h.Target, score, i})
 	}
@@ -219,7 +221,34 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 }
 
 // analyzerThreshold is the score a reference needs to be followed.
-var analyzerThreshold = 5
+var analyzerThreshold = 1
+
+// vagueTarget are "see" phrases that point nowhere in particular.
+var vagueTarget = map[string]bool{"below": true, "above": true, "text": true, "the text": true, "description": true, "table": true, "the table": true}
+
+// sentenceOverlap is the most question words any sentence of text that names target shares
+// with the question.
+func sentenceOverlap(q map[string]bool, text, target string) int {
+	best := 0
+	for _, p := range sentenceSplit.Split(softBreak.ReplaceAllString(text, "$1 $2"), -1) {
+		if !containsFold(p, target) {
+			continue
+		}
+		n := 0
+		for t := range termSet(p) {
+			if q[t] {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	return best
+}
+
+func containsFold(text, title string) bool {
+	t := foldTitle(title)
+	return t != "" && strings.Contains(" "+foldTitle(text)+" ", " "+t+" ")
+}
 
 // OfflineWriter answers extractively: the sentences of the passages that share most words with
 // the question, each with its citation, in passage order.

@@ -172,7 +172,8 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 			hop.Sufficient = true
 		} else {
 			docs := s.Context()
-			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries), DocRank: docRanks(s, docs)}
+			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries)}
+			in.DocRank, in.DocHop = docRanks(s, docs)
 			for _, h := range Unresolved(docs) {
 				in.Hints = append(in.Hints, h.Ref)
 				in.HintFrom = append(in.HintFrom, h.Rank)
@@ -206,21 +207,27 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	return s, nil
 }
 
-// docRanks gives each context document its best rank in the searches that found it.
-func docRanks(s State, docs []Document) []int {
+// docRanks gives each context document its best rank in the searches that found it, and the
+// hop that first found it.
+func docRanks(s State, docs []Document) (ranks, hops []int) {
 	best := map[string]int{}
+	first := map[string]int{}
 	for _, q := range s.Questions {
 		for i, d := range q.Documents {
-			if r, ok := best[d.Key()]; !ok || i < r {
-				best[d.Key()] = i
+			k := d.Key()
+			if r, ok := best[k]; !ok || i < r {
+				best[k] = i
+			}
+			if h, ok := first[k]; !ok || q.Hop < h {
+				first[k] = q.Hop
 			}
 		}
 	}
-	out := make([]int, len(docs))
+	ranks, hops = make([]int, len(docs)), make([]int, len(docs))
 	for i, d := range docs {
-		out[i] = best[d.Key()]
+		ranks[i], hops[i] = best[d.Key()], first[d.Key()]
 	}
-	return out
+	return ranks, hops
 }
 
 // follow searches the queries of a later hop. A query that names an unresolved reference of the
