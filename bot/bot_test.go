@@ -518,3 +518,38 @@ func TestIntentsAndNoToken(t *testing.T) {
 		t.Fatalf("no token: %v", err)
 	}
 }
+
+// TestEditsRateLimitedPerInteraction shows one user's rate-limited edits do not hold up another
+// user's answer: discordgo's shared webhook-edit bucket (bwmarrin/discordgo#1384) would make B's
+// edits wait behind A's 429 back-off.
+func TestEditsRateLimitedPerInteraction(t *testing.T) {
+	h := start(t, nil)
+	_, tokenA, pa := h.fd.Interaction(2, "", fakediscord.SlashCommand("rule", fakediscord.Option{Name: "question", Value: "slow user"}), nil)
+	h.fd.Fail429After("PATCH /webhooks/"+fakediscord.AppID+"/"+tokenA+"/", 1, 2)
+	h.fd.Dispatch("INTERACTION_CREATE", pa)
+	h.fd.Wait(t, 10*time.Second, "A's rate-limited edit", func(rs []fakediscord.Request) bool {
+		for _, r := range fakediscord.ForToken(rs, tokenA) {
+			if r.Status == 429 {
+				return true
+			}
+		}
+		return false
+	})
+	tokenB := h.rule("fast user")
+	h.finalEdit(t, tokenB)
+	_, reqs := h.finalEdit(t, tokenA)
+	var aDone, bDone time.Time
+	for _, r := range h.fd.Requests() {
+		if r.Method == "PATCH" && r.Status == 200 && strings.Contains(string(r.Body), `"embeds"`) {
+			switch {
+			case strings.Contains(r.Path, tokenA):
+				aDone = r.At
+			case strings.Contains(r.Path, tokenB):
+				bDone = r.At
+			}
+		}
+	}
+	if !bDone.Before(aDone) {
+		t.Fatalf("B's answer (%s) waited for A's rate limit (A answered %s); A: %d requests", bDone.Format(time.StampMilli), aDone.Format(time.StampMilli), len(reqs))
+	}
+}

@@ -59,7 +59,8 @@ type Server struct {
 
 	mu         sync.Mutex
 	requests   []Request
-	fail429    map[string]int // path prefix → remaining 429s to answer
+	fail429    map[string]int     // path prefix → remaining 429s to answer
+	retryAfter map[string]float64 // path prefix → retry_after of its 429s, seconds
 	nextID     int64
 	messages   map[string]map[string]any // message id → message
 	originals  map[string]string         // interaction token → original message id
@@ -116,7 +117,7 @@ func New(tb testing.TB) *Server {
 		tb.Fatal(err)
 	}
 	s := &Server{
-		tb: tb, router: r, fail429: map[string]int{}, nextID: 300000000000000000,
+		tb: tb, router: r, fail429: map[string]int{}, retryAfter: map[string]float64{}, nextID: 300000000000000000,
 		messages: map[string]map[string]any{}, originals: map[string]string{},
 		identified: make(chan Identify, 4),
 	}
@@ -155,10 +156,14 @@ func (s *Server) Identified(ctx context.Context) (Identify, error) {
 }
 
 // Fail429 makes the next n requests whose method and path start with prefix ("PATCH /webhooks/")
-// answer 429 with a short retry_after.
-func (s *Server) Fail429(prefix string, n int) {
+// answer 429 with a retry_after of 50 ms.
+func (s *Server) Fail429(prefix string, n int) { s.Fail429After(prefix, n, 0.05) }
+
+// Fail429After is Fail429 with the retry_after in seconds.
+func (s *Server) Fail429After(prefix string, n int, retryAfter float64) {
 	s.mu.Lock()
 	s.fail429[prefix] = n
+	s.retryAfter[prefix] = retryAfter
 	s.mu.Unlock()
 }
 
@@ -206,7 +211,12 @@ func (s *Server) rest(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, rec)
 	s.mu.Unlock()
 	if status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "1")
+		// As Discord does: the bucket is exhausted until retry_after.
+		ra, _ := resp.(map[string]any)["retry_after"].(float64)
+		w.Header().Set("Retry-After", fmt.Sprint(int(ra+0.999)))
+		w.Header().Set("X-RateLimit-Limit", "5")
+		w.Header().Set("X-RateLimit-Remaining", "0")
+		w.Header().Set("X-RateLimit-Reset-After", fmt.Sprintf("%.3f", ra))
 		w.Header().Set("X-RateLimit-Scope", "user")
 	}
 	if resp == nil {
@@ -253,7 +263,7 @@ func (s *Server) handle(r *http.Request, path string, body []byte) (int, any) {
 	for prefix, n := range s.fail429 {
 		if n > 0 && strings.HasPrefix(key, prefix) {
 			s.fail429[prefix] = n - 1
-			return http.StatusTooManyRequests, map[string]any{"message": "You are being rate limited.", "retry_after": 0.05, "global": false}
+			return http.StatusTooManyRequests, map[string]any{"message": "You are being rate limited.", "retry_after": s.retryAfter[prefix], "global": false}
 		}
 	}
 	seg := strings.Split(strings.Trim(path, "/"), "/")
