@@ -54,6 +54,9 @@ func (s *scripted) Answer(ctx context.Context, req rag.Request) (rag.Answer, err
 	if strings.Contains(q, "fail") {
 		return rag.Answer{}, errors.New("llm: write answer: connection refused")
 	}
+	if strings.Contains(q, "slow") {
+		time.Sleep(300 * time.Millisecond)
+	}
 	if strings.Contains(q, "nothing") {
 		return rag.Answer{}, fmt.Errorf("rag: %w", rag.ErrNoContext)
 	}
@@ -551,5 +554,19 @@ func TestEditsRateLimitedPerInteraction(t *testing.T) {
 	}
 	if !bDone.Before(aDone) {
 		t.Fatalf("B's answer (%s) waited for A's rate limit (A answered %s); A: %d requests", bDone.Format(time.StampMilli), aDone.Format(time.StampMilli), len(reqs))
+	}
+}
+
+// TestShutdownFinishesRunningAnswers: a signal stops the bot, but an answer under way lands.
+func TestShutdownFinishesRunningAnswers(t *testing.T) {
+	h := start(t, nil)
+	token := h.rule("a slow question")
+	h.fd.Wait(t, 10*time.Second, "the deferral", func(rs []fakediscord.Request) bool { return len(fakediscord.ForToken(rs, token)) > 0 })
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	final, _ := h.finalEdit(t, token)
+	if len(final.Embeds) == 0 {
+		t.Fatalf("answer under way at shutdown did not land: %+v", final)
 	}
 }
