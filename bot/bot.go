@@ -146,6 +146,10 @@ func RunWith(ctx context.Context, cfg config.Config, a commands.Answerer, log *s
 	return nil
 }
 
+// internalError is what users see when a handler fails in an unexpected way (the log has the
+// details).
+const internalError = "⚠️ Internal error: something broke while handling this. It has been logged; please try again."
+
 type bot struct {
 	s     *discordgo.Session
 	h     *commands.Handler
@@ -195,7 +199,7 @@ func (b *bot) interaction(i *discordgo.Interaction) {
 func (b *bot) internalError(r *responder, i *discordgo.Interaction) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), 10*time.Second)
 	defer cancel()
-	text := "⚠️ Internal error: something broke while handling this. It has been logged; please try again."
+	text := internalError
 	if r.responded.Load() {
 		_, _ = r.EditResponse(ctx, i, &discordgo.WebhookEdit{Content: &text, AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}})
 		return
@@ -214,6 +218,13 @@ func (b *bot) message(m *discordgo.Message) {
 	defer func() {
 		if p := recover(); p != nil {
 			b.log.Error("panic in message handler", "panic", fmt.Sprint(p), "message", m.ID, "channel", m.ChannelID)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), 10*time.Second)
+			defer cancel()
+			_, _ = (&responder{s: b.s}).Send(ctx, m.ChannelID, &discordgo.MessageSend{
+				Content:         internalError,
+				AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}},
+				Reference:       &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID},
+			})
 		}
 	}()
 	if err := b.h.Message(b.ctx, &responder{s: b.s}, m, b.botID); err != nil {
