@@ -182,12 +182,12 @@ func (b *bot) interaction(i *discordgo.Interaction) {
 	defer b.wg.Done()
 	defer func() {
 		if p := recover(); p != nil {
-			b.log.Error("panic in interaction handler", "panic", fmt.Sprint(p), "interaction", i.ID, "type", i.Type.String(), "user", userOf(i))
+			b.log.Error("panic in interaction handler", "panic", fmt.Sprint(p), "interaction", i.ID, "type", i.Type.String(), "user", commands.UserID(i))
 			b.internalError(r, i)
 		}
 	}()
 	if err := b.h.Interaction(b.ctx, r, i); err != nil {
-		b.log.Error("interaction", "err", err, "interaction", i.ID, "type", i.Type.String(), "user", userOf(i))
+		b.log.Error("interaction", "err", err, "interaction", i.ID, "type", i.Type.String(), "user", commands.UserID(i))
 		if !r.responded.Load() {
 			b.internalError(r, i)
 		}
@@ -230,16 +230,6 @@ func (b *bot) message(m *discordgo.Message) {
 	if err := b.h.Message(b.ctx, &responder{s: b.s}, m, b.botID); err != nil {
 		b.log.Error("message follow-up", "err", err, "message", m.ID, "channel", m.ChannelID)
 	}
-}
-
-func userOf(i *discordgo.Interaction) string {
-	if i.Member != nil && i.Member.User != nil {
-		return i.Member.User.ID
-	}
-	if i.User != nil {
-		return i.User.ID
-	}
-	return ""
 }
 
 // responder implements commands.Responder with the discordgo session.

@@ -203,7 +203,8 @@ func Ephemeral(ctx context.Context, r Responder, i *discordgo.Interaction, text 
 	})
 }
 
-func userID(i *discordgo.Interaction) string {
+// UserID returns the id of the user who sent the interaction.
+func UserID(i *discordgo.Interaction) string {
 	if i.Member != nil && i.Member.User != nil {
 		return i.Member.User.ID
 	}

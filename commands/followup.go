@@ -35,7 +35,7 @@ func (h *Handler) button(ctx context.Context, r Responder, i *discordgo.Interact
 			vote = "down"
 		}
 		h.log.Info("feedback", "vote", vote, "question", rec.Question, "answer_question", rec.Answer.Question,
-			"strategy", rec.Answer.Strategy, "sources", len(rec.Answer.Sources), "user", userID(i), "message", i.Message.ID)
+			"strategy", rec.Answer.Strategy, "sources", len(rec.Answer.Sources), "user", UserID(i), "message", i.Message.ID)
 		return Ephemeral(ctx, r, i, "Thanks — your feedback is noted.")
 	case idFollowup:
 		return r.Respond(ctx, i, &discordgo.InteractionResponse{
@@ -104,7 +104,7 @@ func (h *Handler) modal(ctx context.Context, r Responder, i *discordgo.Interacti
 	if _, err := r.EditResponse(ctx, i, &discordgo.WebhookEdit{Content: &text, AllowedMentions: noPings()}); err != nil {
 		h.log.Warn("follow-up: acknowledge", "err", err)
 	}
-	return h.followup(ctx, r, threadID, "", c, question, userID(i))
+	return h.followup(ctx, r, threadID, "", c, question, UserID(i))
 }
 
 // thread returns the follow-up thread of an answer message, starting it on first use. When

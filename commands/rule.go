@@ -55,7 +55,7 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 			a.private, _ = o.Value.(bool)
 		}
 	}
-	a.user = userID(i)
+	a.user = UserID(i)
 	if msg := checkQuestion(a.question); msg != "" {
 		return Ephemeral(ctx, r, i, msg)
 	}
@@ -333,14 +333,21 @@ func (s *interactionSink) progress(ctx context.Context, text string) error {
 	return err
 }
 
-func (s *interactionSink) final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
+// firstPart returns what replaces the reply for an answer's first part: no text, the first
+// embed, and the buttons when the answer has one part (else they go under the last part).
+func firstPart(parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*string, *[]*discordgo.MessageEmbed, *[]discordgo.MessageComponent) {
 	empty := ""
 	first := parts[0:1]
 	comps := []discordgo.MessageComponent{}
 	if len(parts) == 1 {
 		comps = buttons
 	}
-	msg, err := s.r.EditResponse(ctx, s.i, &discordgo.WebhookEdit{Content: &empty, Embeds: &first, Components: &comps, AllowedMentions: noPings()})
+	return &empty, &first, &comps
+}
+
+func (s *interactionSink) final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
+	content, first, comps := firstPart(parts, buttons)
+	msg, err := s.r.EditResponse(ctx, s.i, &discordgo.WebhookEdit{Content: content, Embeds: first, Components: comps, AllowedMentions: noPings()})
 	if err != nil {
 		return nil, err
 	}
@@ -415,13 +422,8 @@ func (s *channelSink) progress(ctx context.Context, text string) error {
 }
 
 func (s *channelSink) final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
-	empty := ""
-	first := parts[0:1]
-	comps := []discordgo.MessageComponent{}
-	if len(parts) == 1 {
-		comps = buttons
-	}
-	if err := s.edit(ctx, &discordgo.MessageEdit{Content: &empty, Embeds: &first, Components: &comps}); err != nil {
+	content, first, comps := firstPart(parts, buttons)
+	if err := s.edit(ctx, &discordgo.MessageEdit{Content: content, Embeds: first, Components: comps}); err != nil {
 		return nil, err
 	}
 	msg := s.msg
