@@ -405,6 +405,20 @@ func TestLongAnswerSplits(t *testing.T) {
 	}
 }
 
+// finalEditIn waits until n answers were shown in a thread.
+func (h *harness) finalEditIn(t testing.TB, thread string, n int) {
+	t.Helper()
+	h.fd.Wait(t, 10*time.Second, fmt.Sprintf("%d answers in thread %s", n, thread), func(rs []fakediscord.Request) bool {
+		got := 0
+		for _, r := range rs {
+			if r.Method == "PATCH" && strings.HasPrefix(r.Path, "/channels/"+thread+"/messages/") && strings.Contains(string(r.Body), `"embeds"`) {
+				got++
+			}
+		}
+		return got >= n
+	})
+}
+
 // click presses a button of a message and returns the interaction token.
 func (h *harness) click(channel, messageID, customID string) string {
 	msg := h.fd.Message(messageID)
@@ -445,14 +459,8 @@ func TestButtonsAndThreadFollowUps(t *testing.T) {
 	}}, nil)
 	h.fd.Dispatch("INTERACTION_CREATE", p)
 	thread := answerID
-	reqs = h.fd.Wait(t, 10*time.Second, "the follow-up answer in the thread", func(rs []fakediscord.Request) bool {
-		for _, r := range rs {
-			if r.Method == "PATCH" && strings.HasPrefix(r.Path, "/channels/"+thread+"/messages/") && strings.Contains(string(r.Body), `"embeds"`) {
-				return true
-			}
-		}
-		return false
-	})
+	h.finalEditIn(t, thread, 1)
+	reqs = h.fd.Requests()
 	var threads int
 	for _, r := range reqs {
 		if strings.HasSuffix(r.Path, "/messages/"+answerID+"/threads") {
@@ -474,15 +482,7 @@ func TestButtonsAndThreadFollowUps(t *testing.T) {
 		"author":   map[string]any{"id": "500000000000000005", "username": "player"},
 		"mentions": []any{map[string]any{"id": fakediscord.BotID, "username": "caprag", "bot": true}},
 	})
-	h.fd.Wait(t, 10*time.Second, "the mention follow-up", func(rs []fakediscord.Request) bool {
-		n := 0
-		for _, r := range rs {
-			if r.Method == "PATCH" && strings.HasPrefix(r.Path, "/channels/"+thread+"/messages/") && strings.Contains(string(r.Body), `"embeds"`) {
-				n++
-			}
-		}
-		return n == 2
-	})
+	h.finalEditIn(t, thread, 2)
 	if req := h.ans.last(); len(req.History) != 2 || req.Question != "what about a third?" {
 		t.Fatalf("mention follow-up %+v", req)
 	}
@@ -586,5 +586,47 @@ func TestShutdownFinishesRunningAnswers(t *testing.T) {
 	final, _ := h.finalEdit(t, token)
 	if len(final.Embeds) == 0 {
 		t.Fatalf("answer under way at shutdown did not land: %+v", final)
+	}
+}
+
+// TestReplyFollowUpsNeedMessageContent: a reply to the bot's answer in its thread without a
+// mention is a follow-up only with DISCORD_MESSAGE_CONTENT=true (its content is empty otherwise).
+func TestReplyFollowUpsNeedMessageContent(t *testing.T) {
+	for _, content := range []bool{false, true} {
+		t.Run(fmt.Sprint("message-content=", content), func(t *testing.T) {
+			h := start(t, func(c *config.Config) { c.DiscordMessageContent = content })
+			token := h.rule("How does Rapid Strike work?")
+			h.finalEdit(t, token)
+			answerID := h.fd.Original(token)
+			// Open the thread through the follow-up modal.
+			_, _, p := h.fd.Interaction(5, "", map[string]any{"custom_id": "caprag:ask:" + answerID, "components": []any{
+				map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "question", "value": "and two foes?"}}},
+			}}, nil)
+			h.fd.Dispatch("INTERACTION_CREATE", p)
+			h.fd.Wait(t, 10*time.Second, "the modal's answer", func([]fakediscord.Request) bool {
+				h.ans.mu.Lock()
+				defer h.ans.mu.Unlock()
+				return len(h.ans.requests) == 2
+			})
+			h.finalEditIn(t, answerID, 1)
+			h.fd.Dispatch("MESSAGE_CREATE", map[string]any{
+				"id": h.fd.NewID(), "channel_id": answerID, "guild_id": fakediscord.GuildID, "type": 19,
+				"content": "what about three?", "timestamp": time.Now().UTC().Format(time.RFC3339),
+				"author":             map[string]any{"id": "500000000000000005", "username": "player"},
+				"mentions":           []any{},
+				"referenced_message": map[string]any{"id": answerID, "channel_id": answerID, "content": "", "author": map[string]any{"id": fakediscord.BotID, "username": "caprag", "bot": true}},
+			})
+			if content {
+				h.finalEditIn(t, answerID, 2)
+				return
+			}
+			time.Sleep(300 * time.Millisecond) // give an unwanted answer time to start
+			h.ans.mu.Lock()
+			n := len(h.ans.requests)
+			h.ans.mu.Unlock()
+			if n != 2 {
+				t.Fatalf("a reply without mention was answered without the message-content intent")
+			}
+		})
 	}
 }
