@@ -83,3 +83,26 @@ func TestCheckQuestion(t *testing.T) {
 		t.Fatal("question limits")
 	}
 }
+
+func TestAnswerEmbedsFitDiscordLimits(t *testing.T) {
+	var sources []rag.Source
+	for n := 1; n <= 60; n++ {
+		sources = append(sources, rag.Source{N: n, Book: strings.Repeat("Book ", 10), Page: n, Section: strings.Repeat("Section ", 10)})
+	}
+	a := rag.Answer{Question: "q", Strategy: "multi-hop", Text: strings.Repeat("Rule text [1]. ", 300), Sources: sources}
+	for n, e := range answerEmbeds(a) {
+		size := len(e.Title) + len(e.Description)
+		if e.Footer != nil {
+			size += len(e.Footer.Text)
+		}
+		for _, f := range e.Fields {
+			size += len(f.Name) + len(f.Value)
+			if len(f.Value) > 1024 {
+				t.Fatalf("part %d: field of %d characters", n, len(f.Value))
+			}
+		}
+		if size > 6000 || len(e.Description) > 4096 {
+			t.Fatalf("part %d: %d characters", n, size)
+		}
+	}
+}

@@ -194,7 +194,10 @@ func progressLine(p rag.Progress) string {
 const (
 	embedText  = 4000 // description (4096) with room to spare
 	fieldValue = 1024
-	maxFields  = 25
+	// maxSourceFields bounds the sources to 5 fields (5×1024 characters) so they fit one embed.
+	maxSourceFields = 5
+	// embedTotal is the most characters of one message's embeds (6000) with room to spare.
+	embedTotal = 5800
 )
 
 // answerEmbeds renders an answer as one or more embeds: the text split at paragraph, sentence
@@ -207,24 +210,36 @@ func answerEmbeds(a rag.Answer) []*discordgo.MessageEmbed {
 		embeds[n] = &discordgo.MessageEmbed{Description: c, Color: 0x5865F2}
 	}
 	embeds[0].Title = truncate(a.Question, 256)
-	last := embeds[len(embeds)-1]
 	var lines []string
 	for _, s := range a.Sources {
 		lines = append(lines, SourceLine(s))
 	}
+	var fields []*discordgo.MessageEmbedField
 	for _, v := range split(strings.Join(lines, "\n"), fieldValue) {
-		if len(last.Fields) == maxFields-1 {
+		if len(fields) == maxSourceFields {
 			break
 		}
 		name := "Sources"
-		if len(last.Fields) > 0 {
+		if len(fields) > 0 {
 			name = "Sources (continued)"
 		}
-		last.Fields = append(last.Fields, &discordgo.MessageEmbedField{Name: name, Value: v})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: name, Value: v})
 	}
 	if len(a.Sources) == 0 {
-		last.Fields = append(last.Fields, &discordgo.MessageEmbedField{Name: "Sources", Value: "none"})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: "Sources", Value: "none"})
 	}
+	last := embeds[len(embeds)-1]
+	// One message's embeds hold at most 6000 characters: sources that do not fit under the
+	// last part of the text get a part of their own.
+	size := len(last.Title) + len(last.Description) + 200
+	for _, f := range fields {
+		size += len(f.Name) + len(f.Value)
+	}
+	if size > embedTotal {
+		last = &discordgo.MessageEmbed{Color: 0x5865F2}
+		embeds = append(embeds, last)
+	}
+	last.Fields = fields
 	last.Footer = &discordgo.MessageEmbedFooter{Text: Footer(a)}
 	return embeds
 }
