@@ -3,12 +3,31 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"github.com/caprag/caprag/bot"
+	botcmd "github.com/caprag/caprag/commands"
 )
+
+// openAnswerer opens what answers the bot's questions and returns its closer. The answers part
+// sets it to its pipeline (pipeline.go, openPipeline); nil means this build has none.
+var openAnswerer func(ctx context.Context, a *app) (botcmd.Answerer, func(), error)
 
 // runBot serves the Discord bot until SIGINT or SIGTERM.
 func runBot(ctx context.Context, a *app, args []string) error {
+	if len(args) > 0 {
+		return usagef("bot takes no arguments (settings are environment variables)")
+	}
 	if err := a.cfg.RequireDiscord(); err != nil {
 		return err
 	}
-	return errors.New("not built yet (issue: bot)")
+	if openAnswerer == nil {
+		return errors.New("this build has no answer pipeline yet (cmd/caprag/pipeline.go)")
+	}
+	ans, closeAnswerer, err := openAnswerer(ctx, a)
+	if err != nil {
+		return fmt.Errorf("open the books: %w", err)
+	}
+	defer closeAnswerer()
+	return bot.Run(ctx, a.cfg, ans, a.log)
 }

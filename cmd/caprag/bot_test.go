@@ -1,0 +1,20 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestBotNeedsAToken(t *testing.T) {
+	t.Setenv("DISCORD_TOKEN", "")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"bot"}, strings.NewReader(""), &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "DISCORD_TOKEN is not set") {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+	if code := run(context.Background(), []string{"bot", "extra"}, strings.NewReader(""), &out, &errOut); code != 2 {
+		t.Fatalf("extra argument: exit %d", code)
+	}
+}

@@ -1,0 +1,108 @@
+package commands
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caprag/caprag/rag"
+)
+
+func TestSplitNeverCutsACitation(t *testing.T) {
+	text := strings.Repeat("word ", 5) + "[12]" + strings.Repeat("x", 30)
+	for max := 8; max < len(text); max++ {
+		parts := split(text, max)
+		if got := strings.Join(parts, " "); strings.ReplaceAll(got, " ", "") != strings.ReplaceAll(text, " ", "") {
+			t.Fatalf("max %d: text changed: %q", max, parts)
+		}
+		for _, p := range parts {
+			if strings.Count(p, "[") != strings.Count(p, "]") {
+				t.Fatalf("max %d: citation cut: %q", max, parts)
+			}
+		}
+	}
+	long := strings.Repeat("A rule [1]. ", 1000)
+	for _, p := range split(long, embedText) {
+		if len(p) > embedText || !strings.HasSuffix(p, ".") {
+			t.Fatalf("part of %d bytes ends %q", len(p), p[len(p)-10:])
+		}
+	}
+}
+
+func TestAnswerEmbeds(t *testing.T) {
+	a := rag.Answer{Question: "q", Strategy: "multi-hop", Text: "Yes [1].", Hops: make([]rag.Hop, 2), Elapsed: 3400 * time.Millisecond, Cached: true,
+		Sources: []rag.Source{{N: 1, Book: "Basic Set", Page: 370, Section: "Rapid Strike"}, {N: 2, Book: "SRD", Section: "Grappled"}}}
+	e := answerEmbeds(a)
+	if len(e) != 1 || e[0].Fields[0].Value != "[1] Basic Set, p. 370 — Rapid Strike\n[2] SRD — Grappled" {
+		t.Fatalf("sources %q", e[0].Fields[0].Value)
+	}
+	if e[0].Footer.Text != "multi-hop · 2 hops · 3.4 s · cached" {
+		t.Fatalf("footer %q", e[0].Footer.Text)
+	}
+}
+
+func TestThrottleLatestWins(t *testing.T) {
+	var mu sync.Mutex
+	var sent []string
+	release := make(chan struct{})
+	th := newThrottle(context.Background(), time.Millisecond, func(_ context.Context, s string) {
+		mu.Lock()
+		sent = append(sent, s)
+		n := len(sent)
+		mu.Unlock()
+		if n == 1 {
+			<-release // the first edit is slow; texts set meanwhile collapse
+		}
+	})
+	th.set("one")
+	for len(snapshot(&mu, &sent)) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	th.set("two")
+	th.set("three")
+	close(release)
+	for len(snapshot(&mu, &sent)) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	th.stop()
+	if got := snapshot(&mu, &sent); strings.Join(got, ",") != "one,three" {
+		t.Fatalf("sent %q, want one then the latest", got)
+	}
+}
+
+func snapshot(mu *sync.Mutex, s *[]string) []string {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]string(nil), *s...)
+}
+
+func TestCheckQuestion(t *testing.T) {
+	if checkQuestion(" \n ") == "" || checkQuestion(strings.Repeat("é", MaxQuestion+1)) == "" || checkQuestion(strings.Repeat("é", MaxQuestion)) != "" {
+		t.Fatal("question limits")
+	}
+}
+
+func TestAnswerEmbedsFitDiscordLimits(t *testing.T) {
+	var sources []rag.Source
+	for n := 1; n <= 60; n++ {
+		sources = append(sources, rag.Source{N: n, Book: strings.Repeat("Book ", 10), Page: n, Section: strings.Repeat("Section ", 10)})
+	}
+	a := rag.Answer{Question: "q", Strategy: "multi-hop", Text: strings.Repeat("Rule text [1]. ", 300), Sources: sources}
+	for n, e := range answerEmbeds(a) {
+		size := len(e.Title) + len(e.Description)
+		if e.Footer != nil {
+			size += len(e.Footer.Text)
+		}
+		for _, f := range e.Fields {
+			size += len(f.Name) + len(f.Value)
+			if len(f.Value) > 1024 {
+				t.Fatalf("part %d: field of %d characters", n, len(f.Value))
+			}
+		}
+		if size > 6000 || len(e.Description) > 4096 {
+			t.Fatalf("part %d: %d characters", n, size)
+		}
+	}
+}

@@ -1,0 +1,463 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/caprag/caprag/rag"
+)
+
+// ask is one question to answer and where its reply goes.
+type ask struct {
+	question string
+	books    []string
+	strategy string
+	private  bool
+	history  []rag.Turn
+	user     string
+	// channelID is where the answer is shown; threadID the follow-up thread it belongs to.
+	channelID string
+	threadID  string
+}
+
+// sink is where an answer's reply is shown: an interaction's original response, or a message
+// in a thread.
+type sink interface {
+	// progress replaces the reply with a progress text.
+	progress(ctx context.Context, text string) error
+	// final replaces the reply with the answer's first part and sends the others after it;
+	// it returns the answer message.
+	final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error)
+	// fail replaces the reply with an error message.
+	fail(ctx context.Context, text string) error
+}
+
+func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interaction) error {
+	var a ask
+	for _, o := range i.ApplicationCommandData().Options {
+		switch o.Name {
+		case "question":
+			a.question, _ = o.Value.(string)
+		case "book":
+			if b, _ := o.Value.(string); strings.TrimSpace(b) != "" {
+				a.books = []string{strings.TrimSpace(b)}
+			}
+		case "strategy":
+			a.strategy, _ = o.Value.(string)
+		case "private":
+			a.private, _ = o.Value.(bool)
+		}
+	}
+	a.user = UserID(i)
+	if msg := checkQuestion(a.question); msg != "" {
+		return Ephemeral(ctx, r, i, msg)
+	}
+	// Acknowledge first: no retrieval or model call before the deferral.
+	flags := discordgo.MessageFlags(0)
+	if a.private {
+		flags = discordgo.MessageFlagsEphemeral
+	}
+	if err := r.Respond(ctx, i, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Flags: flags, AllowedMentions: noPings()},
+	}); err != nil {
+		return fmt.Errorf("rule: defer: %w", err)
+	}
+	// /rule inside a follow-up thread continues its conversation.
+	conv, _ := h.threads.Get(i.ChannelID)
+	c, _ := conv.(*conversation)
+	if c != nil {
+		a.history = c.history()
+		if len(a.books) == 0 {
+			a.books = c.books
+		}
+	}
+	a.channelID = i.ChannelID
+	if c != nil {
+		a.threadID = i.ChannelID
+	}
+	rec, err := h.answer(ctx, a, &interactionSink{r: r, i: i})
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		c.add(rag.Turn{Question: rec.Answer.Question, Answer: rec.Answer.Text})
+	}
+	return nil
+}
+
+// checkQuestion returns what is wrong with a question, or "".
+func checkQuestion(q string) string {
+	q = strings.TrimSpace(q)
+	switch {
+	case q == "":
+		return "Please type a question, for example `/rule question: How does grappling work?`"
+	case utf8.RuneCountInString(q) > MaxQuestion:
+		return fmt.Sprintf("That question is too long (%d characters); please keep it under %d.", utf8.RuneCountInString(q), MaxQuestion)
+	}
+	return ""
+}
+
+// answer runs the pipeline with progress shown in s, then shows the answer (or the error).
+func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
+	start := h.opt.Now()
+	ctx, cancel := context.WithTimeout(ctx, h.opt.AnswerTimeout)
+	defer cancel()
+	th := newThrottle(ctx, h.opt.EditInterval, func(ctx context.Context, text string) {
+		if err := s.progress(ctx, text); err != nil {
+			h.log.Warn("progress edit", "err", err)
+		}
+	})
+	var lines []string
+	req := rag.Request{
+		Question: strings.TrimSpace(a.question), Books: a.books, Strategy: a.strategy, History: a.history,
+		Progress: func(_ context.Context, p rag.Progress) {
+			line := progressLine(p)
+			if p.Stage == rag.HopFinished && len(lines) > 0 {
+				lines[len(lines)-1] = line
+			} else {
+				lines = append(lines, line)
+			}
+			th.set(truncate(strings.Join(lines, "\n"), 1900))
+		},
+	}
+	ans, err := h.opt.Answerer.Answer(ctx, req)
+	th.stop()
+	// The final message gets its own short deadline: the answer's may be spent, the
+	// interaction token (15 minutes) is not.
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	defer fcancel()
+	if err != nil {
+		if ferr := s.fail(fctx, h.errorText(ctx, err, a)); ferr != nil {
+			h.log.Error("show error", "err", ferr)
+		}
+		return nil, fmt.Errorf("rule: answer %q: %w", a.question, err)
+	}
+	if ans.Elapsed == 0 {
+		ans.Elapsed = h.opt.Now().Sub(start)
+	}
+	parts := answerEmbeds(ans)
+	msg, err := s.final(fctx, parts, answerButtons(a.private))
+	if err != nil {
+		return nil, fmt.Errorf("rule: show answer: %w", err)
+	}
+	rec := &record{Question: a.question, Answer: ans, Books: a.books, Strategy: a.strategy, Private: a.private, ChannelID: a.channelID, ThreadID: a.threadID}
+	if msg != nil {
+		h.answers.SetDefault(msg.ID, rec)
+	}
+	h.log.Info("answered", "question", a.question, "strategy", ans.Strategy, "hops", len(ans.Hops), "cached", ans.Cached, "sources", len(ans.Sources), "elapsed", ans.Elapsed)
+	return rec, nil
+}
+
+// errorText says an answer's failure in the user's words.
+func (h *Handler) errorText(ctx context.Context, err error, a ask) string {
+	switch {
+	case errors.Is(err, rag.ErrNoContext):
+		where := "the books"
+		if len(a.books) > 0 {
+			where = "**" + escape(a.books[0]) + "**"
+		}
+		return "⚠️ I found nothing about that in " + where + ". Try other words, or check `/books`."
+	case errors.Is(err, rag.ErrEmbedderMismatch):
+		return "⚠️ The books must be loaded again before I can search them (the search model changed). Ask the GM to run `caprag ingest`."
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return fmt.Sprintf("⚠️ Answering took longer than %s, so I gave up. Try again, or ask something narrower.", h.opt.AnswerTimeout)
+	case errors.Is(err, context.Canceled):
+		return "⚠️ The bot is restarting and could not finish this answer. Please ask again in a minute."
+	}
+	return "⚠️ Something went wrong while answering: the rules model or the book store did not respond. Try again in a moment."
+}
+
+// progressLine renders one hop event.
+func progressLine(p rag.Progress) string {
+	var line string
+	if len(p.Hop.Following) > 0 {
+		line = fmt.Sprintf("🔗 Hop %d — following: %s", p.Hop.N, strings.Join(p.Hop.Following, ", "))
+	} else {
+		line = fmt.Sprintf("🔎 Hop %d — searching: %s", p.Hop.N, strings.Join(p.Hop.Queries, "; "))
+	}
+	line = truncate(line, 400)
+	if p.Stage == rag.HopFinished {
+		line += fmt.Sprintf(" (%d found, %d new)", p.Hop.Found, p.Hop.New)
+	}
+	return line
+}
+
+// Embed limits of Discord.
+const (
+	embedText  = 4000 // description (4096) with room to spare
+	fieldValue = 1024
+	// maxSourceFields bounds the sources to 5 fields (5×1024 characters) so they fit one embed.
+	maxSourceFields = 5
+	// embedTotal is the most characters of one message's embeds (6000) with room to spare.
+	embedTotal = 5800
+)
+
+// answerEmbeds renders an answer as one or more embeds: the text split at paragraph, sentence
+// or word boundaries but never inside a citation, the numbered sources as fields of the last
+// embed, and a footer with strategy, hops, seconds and cache.
+func answerEmbeds(a rag.Answer) []*discordgo.MessageEmbed {
+	chunks := split(a.Text, embedText)
+	embeds := make([]*discordgo.MessageEmbed, len(chunks))
+	for n, c := range chunks {
+		embeds[n] = &discordgo.MessageEmbed{Description: c, Color: 0x5865F2}
+	}
+	embeds[0].Title = truncate(a.Question, 256)
+	var lines []string
+	for _, s := range a.Sources {
+		lines = append(lines, SourceLine(s))
+	}
+	var fields []*discordgo.MessageEmbedField
+	for _, v := range split(strings.Join(lines, "\n"), fieldValue) {
+		if len(fields) == maxSourceFields {
+			break
+		}
+		name := "Sources"
+		if len(fields) > 0 {
+			name = "Sources (continued)"
+		}
+		fields = append(fields, &discordgo.MessageEmbedField{Name: name, Value: v})
+	}
+	if len(a.Sources) == 0 {
+		fields = append(fields, &discordgo.MessageEmbedField{Name: "Sources", Value: "none"})
+	}
+	last := embeds[len(embeds)-1]
+	// One message's embeds hold at most 6000 characters: sources that do not fit under the
+	// last part of the text get a part of their own.
+	size := len(last.Title) + len(last.Description) + 200
+	for _, f := range fields {
+		size += len(f.Name) + len(f.Value)
+	}
+	if size > embedTotal {
+		last = &discordgo.MessageEmbed{Color: 0x5865F2}
+		embeds = append(embeds, last)
+	}
+	last.Fields = fields
+	last.Footer = &discordgo.MessageEmbedFooter{Text: Footer(a)}
+	return embeds
+}
+
+// SourceLine renders a source as "[1] Basic Set, p. 370 — Rapid Strike".
+func SourceLine(s rag.Source) string {
+	line := fmt.Sprintf("[%d] %s", s.N, s.Book)
+	if s.Page > 0 {
+		line += fmt.Sprintf(", p. %d", s.Page)
+	}
+	if s.Section != "" {
+		line += " — " + s.Section
+	}
+	return truncate(escape(line), 300)
+}
+
+// Footer renders "multi-hop · 2 hops · 3.4 s · cached".
+func Footer(a rag.Answer) string {
+	f := fmt.Sprintf("%s · %s · %.1f s", a.Strategy, plural(len(a.Hops), "hop"), a.Elapsed.Seconds())
+	if a.Cached {
+		f += " · cached"
+	}
+	return f
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// split cuts text into pieces of at most max bytes, at a paragraph break, else a line break,
+// else a sentence end, else a space — never inside a "[n]" citation, never inside a rune.
+func split(text string, max int) []string {
+	text = strings.TrimSpace(text)
+	var parts []string
+	for len(text) > max {
+		cut := -1
+		for _, sep := range []string{"\n\n", "\n", ". ", " "} {
+			if i := strings.LastIndex(text[:max], sep); i > 0 && !insideCitation(text[:i+len(sep)]) {
+				cut = i + len(sep)
+				break
+			}
+		}
+		if cut <= 0 {
+			cut = max
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			for insideCitation(text[:cut]) && cut > 1 {
+				cut = strings.LastIndex(text[:cut], "[")
+			}
+		}
+		parts = append(parts, strings.TrimSpace(text[:cut]))
+		text = strings.TrimSpace(text[cut:])
+	}
+	if text != "" || len(parts) == 0 {
+		parts = append(parts, text)
+	}
+	return parts
+}
+
+// insideCitation reports whether s ends inside an unclosed "[...]".
+func insideCitation(s string) bool {
+	return strings.LastIndex(s, "[") > strings.LastIndex(s, "]")
+}
+
+var mdSpecial = regexp.MustCompile("([\\\\*_`~|>])")
+
+// escape keeps rulebook names from turning into Markdown.
+func escape(s string) string { return mdSpecial.ReplaceAllString(s, `\$1`) }
+
+// truncate shortens s to at most n runes, ending with "…" when cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func answerButtons(private bool) []discordgo.MessageComponent {
+	row := []discordgo.MessageComponent{
+		discordgo.Button{Label: "Sources", Style: discordgo.SecondaryButton, CustomID: idSources},
+	}
+	if !private {
+		// An ephemeral answer cannot hold a thread.
+		row = append(row, discordgo.Button{Label: "Ask a follow-up", Style: discordgo.PrimaryButton, CustomID: idFollowup})
+	}
+	row = append(row,
+		discordgo.Button{Label: "👍", Style: discordgo.SecondaryButton, CustomID: idUp},
+		discordgo.Button{Label: "👎", Style: discordgo.SecondaryButton, CustomID: idDown},
+	)
+	return []discordgo.MessageComponent{discordgo.ActionsRow{Components: row}}
+}
+
+// interactionSink shows a reply in an interaction's original response and its follow-ups.
+type interactionSink struct {
+	r Responder
+	i *discordgo.Interaction
+}
+
+func (s *interactionSink) progress(ctx context.Context, text string) error {
+	_, err := s.r.EditResponse(ctx, s.i, &discordgo.WebhookEdit{Content: &text, AllowedMentions: noPings()})
+	return err
+}
+
+// firstPart returns what replaces the reply for an answer's first part: no text, the first
+// embed, and the buttons when the answer has one part (else they go under the last part).
+func firstPart(parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*string, *[]*discordgo.MessageEmbed, *[]discordgo.MessageComponent) {
+	empty := ""
+	first := parts[0:1]
+	comps := []discordgo.MessageComponent{}
+	if len(parts) == 1 {
+		comps = buttons
+	}
+	return &empty, &first, &comps
+}
+
+func (s *interactionSink) final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
+	content, first, comps := firstPart(parts, buttons)
+	msg, err := s.r.EditResponse(ctx, s.i, &discordgo.WebhookEdit{Content: content, Embeds: first, Components: comps, AllowedMentions: noPings()})
+	if err != nil {
+		return nil, err
+	}
+	flags := discordgo.MessageFlags(0)
+	if msg != nil {
+		flags = msg.Flags & discordgo.MessageFlagsEphemeral
+	}
+	for n, p := range parts[1:] {
+		params := &discordgo.WebhookParams{Embeds: []*discordgo.MessageEmbed{p}, Flags: flags, AllowedMentions: noPings()}
+		if n == len(parts)-2 {
+			params.Components = buttons
+		}
+		m, err := s.r.Followup(ctx, s.i, params)
+		if err != nil {
+			return nil, err
+		}
+		msg = m
+	}
+	return msg, nil
+}
+
+func (s *interactionSink) fail(ctx context.Context, text string) error {
+	comps := []discordgo.MessageComponent{}
+	embeds := []*discordgo.MessageEmbed{}
+	_, err := s.r.EditResponse(ctx, s.i, &discordgo.WebhookEdit{Content: &text, Embeds: &embeds, Components: &comps, AllowedMentions: noPings()})
+	return err
+}
+
+// channelSink shows a reply as a message in a channel (a follow-up thread), edited in place.
+type channelSink struct {
+	r         Responder
+	channelID string
+	replyTo   string // message replied to, if any
+	msg       *discordgo.Message
+}
+
+func (s *channelSink) send(ctx context.Context, m *discordgo.MessageSend) (*discordgo.Message, error) {
+	m.AllowedMentions = noPings()
+	if s.replyTo != "" {
+		m.Reference = &discordgo.MessageReference{MessageID: s.replyTo, ChannelID: s.channelID}
+	}
+	return s.r.Send(ctx, s.channelID, m)
+}
+
+func (s *channelSink) edit(ctx context.Context, e *discordgo.MessageEdit) error {
+	if s.msg == nil {
+		m := &discordgo.MessageSend{}
+		if e.Content != nil {
+			m.Content = *e.Content
+		}
+		if e.Embeds != nil {
+			m.Embeds = *e.Embeds
+		}
+		if e.Components != nil {
+			m.Components = *e.Components
+		}
+		msg, err := s.send(ctx, m)
+		if err != nil {
+			return err
+		}
+		s.msg = msg
+		return nil
+	}
+	e.ID, e.Channel = s.msg.ID, s.channelID
+	e.AllowedMentions = noPings()
+	_, err := s.r.Edit(ctx, e)
+	return err
+}
+
+func (s *channelSink) progress(ctx context.Context, text string) error {
+	return s.edit(ctx, &discordgo.MessageEdit{Content: &text})
+}
+
+func (s *channelSink) final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
+	content, first, comps := firstPart(parts, buttons)
+	if err := s.edit(ctx, &discordgo.MessageEdit{Content: content, Embeds: first, Components: comps}); err != nil {
+		return nil, err
+	}
+	msg := s.msg
+	s.replyTo = ""
+	for n, p := range parts[1:] {
+		m := &discordgo.MessageSend{Embeds: []*discordgo.MessageEmbed{p}}
+		if n == len(parts)-2 {
+			m.Components = buttons
+		}
+		var err error
+		if msg, err = s.send(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	return msg, nil
+}
+
+func (s *channelSink) fail(ctx context.Context, text string) error {
+	comps := []discordgo.MessageComponent{}
+	embeds := []*discordgo.MessageEmbed{}
+	return s.edit(ctx, &discordgo.MessageEdit{Content: &text, Embeds: &embeds, Components: &comps})
+}
