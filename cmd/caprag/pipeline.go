@@ -74,10 +74,14 @@ func (a *app) openPipeline(ctx context.Context) (*rag.Pipeline, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	ttl := a.cfg.CacheTTL
+	if a.cfg.CacheMaxEntries == 0 {
+		ttl = 0 // CACHE_MAX_ENTRIES=0 disables the cache
+	}
 	p, err := rag.NewPipeline(rag.PipelineOptions{
 		Retriever: s, Resolver: s, Library: s, Versioner: s, Models: models,
 		Strategy: a.cfg.RetrievalStrategy, MaxHops: a.cfg.MaxHops, MaxQueries: a.cfg.MaxQueries, TopK: a.cfg.TopK,
-		CacheTTL: a.cfg.CacheTTL, CacheMax: a.cfg.CacheMaxEntries, Log: a.log,
+		CacheTTL: ttl, CacheMax: a.cfg.CacheMaxEntries, Log: a.log,
 	})
 	if err != nil {
 		s.Close()
