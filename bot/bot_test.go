@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/caprag/caprag/bot"
+	"github.com/caprag/caprag/commands"
 	"github.com/caprag/caprag/config"
 	"github.com/caprag/caprag/internal/fakediscord"
 	"github.com/caprag/caprag/rag"
@@ -105,6 +106,15 @@ type harness struct {
 
 func start(t testing.TB, mod func(*config.Config)) *harness {
 	t.Helper()
+	ans := &scripted{}
+	h := startWith(t, mod, ans)
+	h.ans = ans
+	return h
+}
+
+// startWith runs the bot against the fake Discord with the given answerer.
+func startWith(t testing.TB, mod func(*config.Config), ans commands.Answerer) *harness {
+	t.Helper()
 	fd := fakediscord.New(t)
 	cfg := config.Config{
 		DiscordToken: "test-token", DiscordAPIURL: fd.APIURL(), DiscordGuildID: fakediscord.GuildID,
@@ -113,7 +123,6 @@ func start(t testing.TB, mod func(*config.Config)) *harness {
 	if mod != nil {
 		mod(&cfg)
 	}
-	ans := &scripted{}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
@@ -130,7 +139,7 @@ func start(t testing.TB, mod func(*config.Config)) *harness {
 	}
 	var once sync.Once
 	var runErr error
-	h := &harness{fd: fd, ans: ans, stop: func() error {
+	h := &harness{fd: fd, stop: func() error {
 		once.Do(func() { cancel(); runErr = <-done })
 		return runErr
 	}}
