@@ -237,9 +237,11 @@ func (a efAdapter) EmbedQuery(ctx context.Context, text string) (chromaemb.Embed
 	return chromaemb.NewEmbeddingFromFloat32(v), nil
 }
 
-func (a efAdapter) Name() string                                 { return "caprag" }
-func (a efAdapter) GetConfig() chromaemb.EmbeddingFunctionConfig { return chromaemb.EmbeddingFunctionConfig{} }
-func (a efAdapter) DefaultSpace() chromaemb.DistanceMetric       { return chromaemb.COSINE }
+func (a efAdapter) Name() string { return "caprag" }
+func (a efAdapter) GetConfig() chromaemb.EmbeddingFunctionConfig {
+	return chromaemb.EmbeddingFunctionConfig{}
+}
+func (a efAdapter) DefaultSpace() chromaemb.DistanceMetric { return chromaemb.COSINE }
 func (a efAdapter) SupportedSpaces() []chromaemb.DistanceMetric {
 	return []chromaemb.DistanceMetric{chromaemb.COSINE}
 }
