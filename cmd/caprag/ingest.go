@@ -190,7 +190,7 @@ func runBooks(ctx context.Context, a *app, args []string) error {
 		if books == nil {
 			books = []rag.BookInfo{}
 		}
-		return json.NewEncoder(a.stdout).Encode(books)
+		return writeJSON(a.stdout, books)
 	}
 	if len(books) == 0 {
 		fmt.Fprintln(a.stdout, "no books ingested yet (caprag ingest PATH...); caprag ask answers from the built-in sample books meanwhile")
@@ -245,7 +245,7 @@ func runSearch(ctx context.Context, a *app, args []string) error {
 		results[i] = searchResult{Book: d.Book, Page: d.Page, Section: d.Section, Score: d.Score, Text: d.Match}
 	}
 	if *asJSON {
-		return json.NewEncoder(a.stdout).Encode(struct {
+		return writeJSON(a.stdout, struct {
 			Query   string         `json:"query"`
 			Results []searchResult `json:"results"`
 		}{query, results})
@@ -274,4 +274,12 @@ func shortText(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// writeJSON prints v as one line of JSON, leaving ">", "<" and "&" as they are: section paths
+// such as "Combat > Grappling" stay readable.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
