@@ -2,10 +2,13 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/caprag/caprag/rag"
 )
@@ -104,5 +107,21 @@ func TestAnswerEmbedsFitDiscordLimits(t *testing.T) {
 		if size > 6000 || len(e.Description) > 4096 {
 			t.Fatalf("part %d: %d characters", n, size)
 		}
+	}
+}
+
+func TestTokenExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)
+	h := New(Options{Now: func() time.Time { return now }})
+	snowflake := func(at time.Time) string {
+		return fmt.Sprint((at.UnixMilli() - 1420070400000) << 22)
+	}
+	// Created five minutes ago: ten minutes of token left, less the margin.
+	if got := h.expiry(&discordgo.Interaction{ID: snowflake(now.Add(-5 * time.Minute))}); !got.Equal(now.Add(-5 * time.Minute).Add(tokenLife)) {
+		t.Fatalf("expiry %s", got)
+	}
+	// An implausible id counts from receipt.
+	if got := h.expiry(&discordgo.Interaction{ID: "300000000000000005"}); !got.Equal(now.Add(tokenLife)) {
+		t.Fatalf("expiry %s", got)
 	}
 }

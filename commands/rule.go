@@ -25,6 +25,24 @@ type ask struct {
 	// channelID is where the answer is shown; threadID the follow-up thread it belongs to.
 	channelID string
 	threadID  string
+	// expires is when the reply can no longer be edited (the interaction token's end); zero
+	// for replies posted as channel messages.
+	expires time.Time
+}
+
+// tokenLife is how long an interaction token lets the bot edit its reply (15 minutes), less a
+// margin for the final edit.
+const tokenLife = 15*time.Minute - 30*time.Second
+
+// expiry returns when the interaction's token stops working: 15 minutes after the interaction
+// was created (its snowflake's time), or after it was received when that time is implausible.
+func (h *Handler) expiry(i *discordgo.Interaction) time.Time {
+	now := h.opt.Now()
+	created, err := discordgo.SnowflakeTimestamp(i.ID)
+	if err != nil || created.After(now.Add(time.Minute)) || created.Before(now.Add(-tokenLife)) {
+		created = now
+	}
+	return created.Add(tokenLife)
 }
 
 // sink is where an answer's reply is shown: an interaction's original response, or a message
@@ -56,6 +74,7 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 		}
 	}
 	a.user = UserID(i)
+	a.expires = h.expiry(i)
 	if msg := checkQuestion(a.question); msg != "" {
 		return Ephemeral(ctx, r, i, msg)
 	}
@@ -108,7 +127,11 @@ func checkQuestion(q string) string {
 // answer runs the pipeline with progress shown in s, then shows the answer (or the error).
 func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	start := h.opt.Now()
-	ctx, cancel := context.WithTimeout(ctx, h.opt.AnswerTimeout)
+	deadline := start.Add(h.opt.AnswerTimeout)
+	if !a.expires.IsZero() && a.expires.Add(-20*time.Second).Before(deadline) {
+		deadline = a.expires.Add(-20 * time.Second)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	th := newThrottle(ctx, h.opt.EditInterval, func(ctx context.Context, text string) {
 		if err := s.progress(ctx, text); err != nil {
