@@ -474,6 +474,17 @@ func TestButtonsAndThreadFollowUps(t *testing.T) {
 	if len(req.History) != 1 || req.History[0].Question != "How does Rapid Strike work?" {
 		t.Fatalf("follow-up history %+v", req.History)
 	}
+	// The thread's answer is to the rewritten question, which uses the earlier one.
+	var shown bool
+	for _, r := range reqs {
+		if r.Method == "PATCH" && strings.HasPrefix(r.Path, "/channels/"+thread+"/messages/") &&
+			strings.Contains(string(r.Body), "How does Rapid Strike work? — and against two foes?") {
+			shown = true
+		}
+	}
+	if !shown {
+		t.Fatal("the thread's answer does not show the rewritten question")
+	}
 
 	// A message in the thread mentioning the bot is a follow-up too, with both turns.
 	h.fd.Dispatch("MESSAGE_CREATE", map[string]any{
