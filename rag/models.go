@@ -25,6 +25,9 @@ type AnalyzeInput struct {
 	Question  string
 	Documents []Document
 	Hints     []Reference
+	HintFrom  []int    // for each hint, the index in Documents of the passage it comes from
+	DocRank   []int    // for each document, its rank in the search or link that found it (0 = first)
+	DocHop    []int    // for each document, the hop that first found it (1 = the first search)
 	Asked     []string // queries already searched, never asked again
 	Max       int      // most new queries wanted
 }

@@ -2,16 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/caprag/caprag/bot"
 	botcmd "github.com/caprag/caprag/commands"
 )
 
-// openAnswerer opens what answers the bot's questions and returns its closer. The answers part
-// sets it to its pipeline (pipeline.go, openPipeline); nil means this build has none.
-var openAnswerer func(ctx context.Context, a *app) (botcmd.Answerer, func(), error)
+// openAnswerer opens what answers the bot's questions (the pipeline) and returns its closer.
+var openAnswerer = func(ctx context.Context, a *app) (botcmd.Answerer, func(), error) {
+	return a.openPipeline(ctx)
+}
 
 // runBot serves the Discord bot until SIGINT or SIGTERM.
 func runBot(ctx context.Context, a *app, args []string) error {
@@ -20,9 +20,6 @@ func runBot(ctx context.Context, a *app, args []string) error {
 	}
 	if err := a.cfg.RequireDiscord(); err != nil {
 		return err
-	}
-	if openAnswerer == nil {
-		return errors.New("this build has no answer pipeline yet (cmd/caprag/pipeline.go)")
 	}
 	ans, closeAnswerer, err := openAnswerer(ctx, a)
 	if err != nil {

@@ -2,20 +2,276 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/store"
 )
 
 // runIngest loads books into the store.
 func runIngest(ctx context.Context, a *app, args []string) error {
-	return errors.New("not built yet (issue: books)")
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	book := fs.String("book", "", "book name (one file only; default: the PDF title or the file name)")
+	paths, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return usagef("name at least one file or folder")
+	}
+	files, err := ingest.Files(paths)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no PDF, Markdown or text files in %s", strings.Join(paths, ", "))
+	}
+	if *book != "" && len(files) > 1 {
+		return usagef("--book names one book, but %d files were given", len(files))
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	bar := newProgress(a.stderr)
+	start := time.Now()
+	var (
+		books, pages, passages int
+		failed                 []string
+	)
+	for i, f := range files {
+		b, err := ingest.LoadFile(ctx, f, ingest.Options{Book: *book, Progress: func(p ingest.Progress) {
+			bar.update(i+1, len(files), p)
+		}})
+		if b != nil {
+			for _, w := range b.Warnings {
+				bar.line("warning: " + w)
+			}
+		}
+		if err != nil && (b == nil || len(b.Passages) == 0) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			failed = append(failed, err.Error())
+			bar.line("failed: " + err.Error())
+			continue
+		}
+		if err := s.ReplaceBook(ctx, *b); err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", f, err))
+			bar.line(fmt.Sprintf("failed: %s: %v", f, err))
+			continue
+		}
+		books++
+		pages += b.Pages
+		passages += len(b.Passages)
+		bar.line(fmt.Sprintf("%s: %d passages%s", b.Name, len(b.Passages), pagesNote(b.Pages)))
+	}
+	bar.done()
+	fmt.Fprintf(a.stdout, "ingested %d books, %d pages, %d passages in %.1f s\n", books, pages, passages, time.Since(start).Seconds())
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d files failed:\n  %s", len(failed), len(files), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+func pagesNote(p int) string {
+	if p == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" from %d pages", p)
+}
+
+// progress draws a one-line bar on a terminal and plain lines otherwise.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	last  time.Time
+	start time.Time
+	drawn bool
+}
+
+func newProgress(w io.Writer) *progress {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progress{w: w, tty: tty, start: time.Now()}
+}
+
+func (p *progress) update(file, files int, pr ingest.Progress) {
+	now := time.Now()
+	if now.Sub(p.last) < 100*time.Millisecond && pr.Passages == 0 {
+		return
+	}
+	p.last = now
+	if !p.tty {
+		if pr.Pages > 0 && pr.Passages == 0 && (pr.Page == 1 || pr.Page%50 == 0) {
+			fmt.Fprintf(p.w, "[%d/%d] %s: page %d of %d\n", file, files, pr.File, pr.Page, pr.Pages)
+		}
+		return
+	}
+	const width = 24
+	frac := float64(file-1) / float64(files)
+	if pr.Pages > 0 {
+		frac += float64(pr.Page) / float64(pr.Pages) / float64(files)
+	}
+	n := int(frac * width)
+	rate := ""
+	if secs := now.Sub(p.start).Seconds(); secs > 0 && pr.Page > 0 {
+		rate = fmt.Sprintf(" %.0f pages/s", float64(pr.Page)/secs)
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d %s page %d/%d, %d passages%s", strings.Repeat("█", n), strings.Repeat("·", width-n), file, files, shorten(pr.File, 30), pr.Page, pr.Pages, pr.Passages, rate)
+	p.drawn = true
+}
+
+func (p *progress) line(s string) {
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintln(p.w, s)
+}
+
+func (p *progress) done() {
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return "…" + string(r[len(r)-n+1:])
 }
 
 // runBooks lists the ingested books or removes one.
 func runBooks(ctx context.Context, a *app, args []string) error {
-	return errors.New("not built yet (issue: books)")
+	fs := flag.NewFlagSet("books", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if len(rest) > 0 {
+		if rest[0] != "rm" || len(rest) != 2 {
+			return usagef("unexpected %q", strings.Join(rest, " "))
+		}
+		if err := s.RemoveBook(ctx, rest[1]); err != nil {
+			if errors.Is(err, store.ErrNoBook) {
+				return fmt.Errorf("no book named %q (caprag books lists them)", rest[1])
+			}
+			return err
+		}
+		fmt.Fprintf(a.stdout, "removed %s\n", rest[1])
+		return nil
+	}
+	books, err := s.Books(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if books == nil {
+			books = []rag.BookInfo{}
+		}
+		return json.NewEncoder(a.stdout).Encode(books)
+	}
+	if len(books) == 0 {
+		fmt.Fprintln(a.stdout, "no books ingested yet (caprag ingest PATH...); caprag ask answers from the built-in sample books meanwhile")
+		return nil
+	}
+	for _, b := range books {
+		fmt.Fprintf(a.stdout, "%-40s %6d passages\n", b.Name, b.Passages)
+	}
+	return nil
+}
+
+type searchResult struct {
+	Book    string  `json:"book"`
+	Page    int     `json:"page"`
+	Section string  `json:"section"`
+	Score   float64 `json:"score"`
+	Text    string  `json:"text"`
 }
 
 // runSearch prints the passages that best match a query.
 func runSearch(ctx context.Context, a *app, args []string) error {
-	return errors.New("not built yet (issue: books)")
+	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	book := fs.String("book", "", "search only this book")
+	k := fs.Int("k", a.cfg.TopK, "number of results")
+	asJSON := fs.Bool("json", false, "print JSON")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	query := strings.TrimSpace(strings.Join(rest, " "))
+	if query == "" {
+		return usagef("give a query")
+	}
+	if *k < 1 || *k > 100 {
+		return usagef("-k must be between 1 and 100")
+	}
+	s, _, err := a.openBooks(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	opts := rag.SearchOptions{K: *k}
+	if *book != "" {
+		opts.Books = []string{*book}
+	}
+	docs, err := s.Retrieve(ctx, query, opts)
+	if err != nil {
+		return err
+	}
+	results := make([]searchResult, len(docs))
+	for i, d := range docs {
+		results[i] = searchResult{Book: d.Book, Page: d.Page, Section: d.Section, Score: d.Score, Text: d.Match}
+	}
+	if *asJSON {
+		return json.NewEncoder(a.stdout).Encode(struct {
+			Query   string         `json:"query"`
+			Results []searchResult `json:"results"`
+		}{query, results})
+	}
+	if len(results) == 0 {
+		fmt.Fprintln(a.stdout, "no passage matches")
+	}
+	for i, r := range results {
+		fmt.Fprintf(a.stdout, "%d. %s — %s  (score %.4f)\n   %s\n", i+1, cite(r.Book, r.Page), r.Section, r.Score, shortText(r.Text, 160))
+	}
+	return nil
+}
+
+// cite is "Book, p. 12" or "Book".
+func cite(book string, page int) string {
+	if page > 0 {
+		return fmt.Sprintf("%s, p. %d", book, page)
+	}
+	return book
+}
+
+func shortText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

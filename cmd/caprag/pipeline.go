@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/llm"
+	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/samplebooks"
+	"github.com/caprag/caprag/store"
+)
+
+// openStore opens the store the settings name.
+func (a *app) openStore(ctx context.Context) (store.Store, error) {
+	s, err := store.Open(ctx, a.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("opening the books: %w", err)
+	}
+	return s, nil
+}
+
+// openBooks opens the ingested books, or the built-in sample books when none are ingested.
+func (a *app) openBooks(ctx context.Context) (store.Store, bool, error) {
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	books, err := s.Books(ctx)
+	if err != nil {
+		s.Close()
+		return nil, false, fmt.Errorf("listing the books: %w", err)
+	}
+	if len(books) > 0 {
+		return s, false, nil
+	}
+	s.Close()
+	mem := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	sample, err := samplebooks.Books(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, b := range sample {
+		if err := mem.ReplaceBook(ctx, b); err != nil {
+			return nil, false, err
+		}
+	}
+	a.log.Info("no books ingested yet: answering from the built-in sample books (caprag ingest PATH loads yours)")
+	return mem, true, nil
+}
+
+// models returns the offline rules or the configured language model.
+func (a *app) models() (rag.Models, error) {
+	if a.cfg.LLMProvider == "offline" {
+		if a.cfg.LLMProviderDefaulted {
+			a.log.Info("no model configured (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY or LLM_PROVIDER): answering offline, by quoting the books")
+		}
+		return rag.Offline(), nil
+	}
+	m, err := llm.New(a.cfg, a.log)
+	if err != nil {
+		return rag.Models{}, err
+	}
+	return m, nil
+}
+
+// openPipeline builds the answering pipeline from the settings. close releases the store.
+func (a *app) openPipeline(ctx context.Context) (*rag.Pipeline, func(), error) {
+	models, err := a.models()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, _, err := a.openBooks(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ttl := a.cfg.CacheTTL
+	if a.cfg.CacheMaxEntries == 0 {
+		ttl = 0 // CACHE_MAX_ENTRIES=0 disables the cache
+	}
+	p, err := rag.NewPipeline(rag.PipelineOptions{
+		Retriever: s, Resolver: s, Library: s, Versioner: s, Models: models,
+		Strategy: a.cfg.RetrievalStrategy, MaxHops: a.cfg.MaxHops, MaxQueries: a.cfg.MaxQueries, TopK: a.cfg.TopK,
+		CacheTTL: ttl, CacheMax: a.cfg.CacheMaxEntries, Log: a.log,
+	})
+	if err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return p, func() { s.Close() }, nil
+}

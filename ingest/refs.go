@@ -1,0 +1,263 @@
+package ingest
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/caprag/caprag/rag"
+)
+
+var (
+	pageRef     = regexp.MustCompile(`(?i)\b(?:pp?\.\s?|pages?\s+)([A-Z]?\d{1,4})(?:\s*[-–]\s*[A-Z]?\d{1,4})?\b`)
+	seeParen    = regexp.MustCompile(`(?i)\(\s*see\s+(?:also\s+)?([^)]{2,80})\)`)
+	seeSentence = regexp.MustCompile(`(?:^|[.!?]\s+)See\s+(?:also\s+)?([^.;\n]{2,80})`)
+	seeTrim     = regexp.MustCompile(`(?i)^(?:the|a|an)\s+|\s+(?:below|above|later|earlier|for details|for more information|in this chapter|in chapter \d+)$`)
+)
+
+// AddRefs records the outgoing references of each passage: page references, "see X" phrases and
+// mentions of the titles of other sections of the same book. The store recomputes mentions
+// across every book of a library with a TitleIndex over all of them.
+func AddRefs(ps []Passage) {
+	idx := NewTitleIndex(ps)
+	for i := range ps {
+		ps[i].Refs = append(explicitRefs(ps[i].Text), idx.Mentions(ps[i])...)
+	}
+}
+
+// ExplicitRefs finds page references and "see X" phrases in a text.
+func ExplicitRefs(text string) []rag.Reference { return explicitRefs(text) }
+
+// explicitRefs finds page references and "see X" phrases.
+func explicitRefs(text string) []rag.Reference {
+	var refs []rag.Reference
+	seen := map[string]bool{}
+	add := func(r rag.Reference) {
+		k := string(r.Kind) + "\x00" + strings.ToLower(r.Target)
+		if r.Target == "" || seen[k] {
+			return
+		}
+		seen[k] = true
+		refs = append(refs, r)
+	}
+	for _, m := range pageRef.FindAllStringSubmatch(text, -1) {
+		add(rag.Reference{Kind: rag.RefPage, Text: m[0], Target: strings.ToUpper(m[1])})
+	}
+	for _, re := range []*regexp.Regexp{seeParen, seeSentence} {
+		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+			phrase := strings.TrimSpace(text[m[2]:m[3]])
+			target := strings.TrimSpace(seeTrim.ReplaceAllString(phrase, ""))
+			target = strings.TrimSpace(seeTrim.ReplaceAllString(target, ""))
+			if pageRef.MatchString(target) && len(target) < 12 {
+				continue // "(see p. 12)" is a page reference, found above
+			}
+			low := strings.ToLower(target)
+			// "grappled condition (see appendix PH-A)", "incapacitated (see the condition)": the
+			// reference points at the word before it.
+			if low == "condition" || strings.HasPrefix(low, "appendix") || strings.HasPrefix(low, "chapter") {
+				if w := wordBefore(text[:m[0]]); w != "" {
+					add(rag.Reference{Kind: rag.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: w})
+				}
+				if low == "condition" {
+					continue
+				}
+			}
+			add(rag.Reference{Kind: rag.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: target})
+		}
+	}
+	return refs
+}
+
+// wordBefore returns the last word before a "(see ...)", skipping the word "condition".
+func wordBefore(s string) string {
+	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' && r != '\'' })
+	for i := len(words) - 1; i >= 0 && i >= len(words)-3; i-- {
+		w := strings.ToLower(words[i])
+		if w == "condition" || w == "conditions" || w == "the" {
+			continue
+		}
+		return words[i]
+	}
+	return ""
+}
+
+// genericTitles are headings too common to be a cross-reference when mentioned.
+var genericTitles = map[string]bool{
+	"actions": true, "action": true, "reactions": true, "legendary actions": true, "description": true,
+	"introduction": true, "overview": true, "general": true, "variant": true, "notes": true,
+	"example": true, "examples": true, "table": true, "equipment": true, "features": true,
+	"class features": true, "hit points": true, "proficiencies": true, "speed": true, "size": true,
+	"languages": true, "senses": true, "alignment": true, "age": true, "armor class": true,
+	"damage": true, "attack": true, "spells": true, "level": true, "range": true, "duration": true,
+	"components": true, "casting time": true, "magic": true, "creatures": true, "monsters": true,
+	"rules": true, "combat": true, "movement": true, "time": true, "light": true, "sleep": true,
+	"fly": true, "shield": true, "command": true, "message": true, "mending": true, "guidance": true,
+	"resistance": true, "darkness": true, "silence": true, "friends": true, "light and darkness": true,
+	"strength": true, "dexterity": true, "constitution": true, "intelligence": true, "wisdom": true,
+	"charisma": true, "space": true, "line": true, "cone": true, "cube": true, "sphere": true, "cylinder": true,
+	"water": true, "type": true, "tags": true, "training": true, "tools": true, "gate": true, "help": true,
+	"search": true, "climb": true, "swim": true, "knock": true, "instantaneous": true, "harm": true, "slow": true,
+}
+
+// ordinalLevel matches headings like "3rd Level", too generic to be a cross-reference.
+var ordinalLevel = regexp.MustCompile(`^\d+(st|nd|rd|th) level$`)
+
+type title struct {
+	words []string // stemmed words
+	text  string   // as written
+	book  string   // "" when several books have this title
+}
+
+// TitleIndex finds mentions of section titles in passage text.
+type TitleIndex struct {
+	byFirst map[string][]*title
+}
+
+// NewTitleIndex indexes the titles (last heading of each section path) of the passages. Titles
+// that are generic, very short, or mentioned in more than 8% of the passages are left out: a
+// mention of them says nothing about where to look.
+func NewTitleIndex(ps []Passage) *TitleIndex {
+	idx := &TitleIndex{byFirst: map[string][]*title{}}
+	all := map[string]*title{}
+	for _, p := range ps {
+		t := lastHeading(p.Section)
+		key := NormalizeTitle(t)
+		if len(key) < 4 || genericTitles[key] || ordinalLevel.MatchString(key) {
+			continue
+		}
+		if old, ok := all[key]; ok {
+			if old.book != p.Book {
+				old.book = ""
+			}
+			continue
+		}
+		words := stemWords(t)
+		if len(words) == 0 || len(words) > 8 {
+			continue
+		}
+		tt := &title{words: words, text: t, book: p.Book}
+		all[key] = tt
+		idx.byFirst[words[0]] = append(idx.byFirst[words[0]], tt)
+	}
+	// Drop titles mentioned almost everywhere.
+	counts := map[*title]int{}
+	for _, p := range ps {
+		for _, t := range idx.find(p.Text) {
+			counts[t]++
+		}
+	}
+	limit := len(ps)/12 + 5
+	for first, ts := range idx.byFirst {
+		kept := ts[:0]
+		for _, t := range ts {
+			if counts[t] <= limit {
+				kept = append(kept, t)
+			}
+		}
+		idx.byFirst[first] = kept
+	}
+	return idx
+}
+
+func (idx *TitleIndex) find(text string) []*title {
+	words := stemWords(text)
+	var out []*title
+	seen := map[*title]bool{}
+	for i, w := range words {
+		for _, t := range idx.byFirst[w] {
+			if seen[t] || i+len(t.words) > len(words) {
+				continue
+			}
+			match := true
+			for j := 1; j < len(t.words); j++ {
+				if words[i+j] != t.words[j] {
+					match = false
+					break
+				}
+			}
+			if match {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// Mentions returns a mention reference for each indexed title named in the passage's text,
+// except the titles on the passage's own section path.
+func (idx *TitleIndex) Mentions(p Passage) []rag.Reference {
+	own := map[string]bool{}
+	for _, h := range strings.Split(p.Section, " > ") {
+		own[NormalizeTitle(h)] = true
+	}
+	var refs []rag.Reference
+	for _, t := range idx.find(p.Text) {
+		if own[NormalizeTitle(t.text)] {
+			continue
+		}
+		refs = append(refs, rag.Reference{Kind: rag.RefMention, Text: t.text, Target: t.text, Book: t.book})
+	}
+	return refs
+}
+
+func lastHeading(path string) string {
+	if i := strings.LastIndex(path, " > "); i >= 0 {
+		return path[i+3:]
+	}
+	return path
+}
+
+// NormalizeTitle lowercases a title and reduces it to its words.
+func NormalizeTitle(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
+}
+
+// stemWords splits text into lowercased, lightly stemmed words.
+func stemWords(s string) []string {
+	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
+	})
+	out := fields[:0]
+	for _, f := range fields {
+		f = strings.Trim(f, "'")
+		if f != "" {
+			out = append(out, Stem(f))
+		}
+	}
+	return out
+}
+
+// Stem strips common English inflections (possessive, plural, -ed, -ing) so that "grappled",
+// "grapples" and "grappling" meet. It is deliberately light: rule names must stay recognisable.
+func Stem(w string) string {
+	w = strings.TrimSuffix(w, "'s")
+	w = strings.TrimSuffix(w, "’s")
+	n := len(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ies"):
+		return w[:n-3] + "y"
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		return undouble(strings.TrimSuffix(w[:n-3], "e"))
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		return undouble(strings.TrimSuffix(w[:n-2], "e"))
+	case n > 4 && (strings.HasSuffix(w, "ses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
+		return w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		return w[:n-1]
+	case n > 4 && strings.HasSuffix(w, "e"):
+		return w[:n-1]
+	}
+	return w
+}
+
+// undouble drops the doubled final consonant an inflection added ("getting" → "get").
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && strings.IndexByte("bdgmnprt", w[n-1]) >= 0 {
+		return w[:n-1]
+	}
+	return w
+}

@@ -1,0 +1,87 @@
+package rag
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// Hint is an unresolved reference of a passage in the context: its target is not yet there.
+type Hint struct {
+	From Document
+	Ref  Reference
+	Rank int // position of From in the context (0 = found first)
+}
+
+// Unresolved returns the references of the documents whose targets are not among the
+// documents' own sections (or pages), in context order, each target once.
+func Unresolved(docs []Document) []Hint {
+	have := map[string]bool{}
+	for _, d := range docs {
+		for _, h := range strings.Split(d.Section, " > ") {
+			have[foldTitle(h)] = true
+		}
+		if d.Page > 0 {
+			have["page\x00"+d.Book+"\x00"+strconv.Itoa(d.Page)] = true
+		}
+	}
+	var out []Hint
+	seen := map[string]bool{}
+	for i, d := range docs {
+		for _, r := range d.Refs {
+			k := foldTitle(r.Target)
+			if r.Kind == RefPage {
+				k = "page\x00" + firstNonEmpty(r.Book, d.Book) + "\x00" + strings.TrimLeft(r.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+			}
+			if k == "" || have[k] || seen[k] || coveredByPrefix(have, k) {
+				continue
+			}
+			seen[k] = true
+			out = append(out, Hint{From: d, Ref: r, Rank: i})
+		}
+	}
+	return out
+}
+
+// coveredByPrefix: "appendix ph a" is covered by a section "appendix ph a conditions".
+func coveredByPrefix(have map[string]bool, k string) bool {
+	if len(k) < 6 {
+		return false
+	}
+	for h := range have {
+		if strings.HasPrefix(h, k+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// foldTitle lowercases a title, keeps its words and strips a plural or past-tense ending from
+// each, so "grappled", "Grappled" and "grapple" meet.
+func foldTitle(s string) string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range words {
+		words[i] = fold(w)
+	}
+	return strings.Join(words, " ")
+}
+
+func fold(w string) string {
+	n := len(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		w = w[:n-3]
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		w = w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		w = w[:n-1]
+	}
+	return strings.TrimSuffix(w, "e")
+}

@@ -1,0 +1,338 @@
+package rag
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Offline returns the rule-based roles: a useful product without any model (a rules lookup that
+// quotes the book), deterministic, and the default when no model is configured.
+func Offline() Models {
+	return Models{Expander: OfflineExpander{}, Analyzer: OfflineAnalyzer{}, Writer: OfflineWriter{}, Rewriter: OfflineRewriter{}}
+}
+
+var stop = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the and or but if of to in on at by for with from as is are was were be been
+	being it its this that these those i you he she they we me my your his her their our us them do does did can
+	could would should will shall may might must have has had what which who whom how when where why than then so
+	not no also any all some each there here just s t am im get gets got want wants try still really does doesn
+	don can't cant isn work works happen happens way thing things use using one like make makes`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// terms are the folded content words of a text.
+func terms(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' }) {
+		w = strings.Trim(w, "'")
+		if w == "" || stop[w] {
+			continue
+		}
+		out = append(out, fold(w))
+	}
+	return out
+}
+
+func termSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range terms(s) {
+		m[t] = true
+	}
+	return m
+}
+
+// OfflineExpander rewrites a question into keyword and phrasing variants.
+type OfflineExpander struct{}
+
+// players' words → the rulebooks' words
+var rulesWords = [][2]string{
+	{"grab", "grapple"}, {"grabbed", "grappled"}, {"hold on to", "grapple"}, {"wrestle", "grapple"},
+	{"lying on the ground", "prone"}, {"knocked down", "prone"}, {"knock down", "prone"}, {"on the ground", "prone"},
+	{"push", "shove"}, {"shoving", "shove"}, {"hit", "attack"}, {"hurt", "damage"}, {"hp", "hit points"},
+	{"sneak", "stealth"}, {"hide", "hiding stealth"}, {"scared", "frightened"}, {"afraid", "frightened"},
+	{"can't see", "blinded"}, {"blind", "blinded"}, {"asleep", "unconscious"}, {"knocked out", "unconscious"},
+	{"dying", "death saving throws"}, {"heal", "healing hit points"}, {"rest", "resting"},
+	{"sell", "selling treasure"}, {"buy", "equipment cost"}, {"jump", "jumping"}, {"fall", "falling"},
+	{"drown", "suffocating"}, {"hold breath", "suffocating"}, {"armor on", "don armor"}, {"armor off", "doff armor"},
+	{"help", "help action working together"}, {"crit", "critical hit"}, {"cast", "casting a spell"},
+	{"two weapons", "two-weapon fighting"}, {"dual wield", "two-weapon fighting"}, {"run away", "disengage"},
+	{"flee", "disengage opportunity attack"}, {"free attack", "opportunity attack"}, {"concentrating", "concentration"},
+	{"invisible", "invisible condition"}, {"poison", "poisoned"}, {"stun", "stunned"}, {"frozen", "paralyzed"},
+}
+
+// Expand returns up to max variants: the content words alone, the question in the rulebooks'
+// words, and each quoted or capitalised name on its own.
+func (OfflineExpander) Expand(_ context.Context, question string, max int) ([]string, error) {
+	var out []string
+	kw := strings.Join(contentWords(question), " ")
+	if kw != "" && !strings.EqualFold(kw, question) {
+		out = append(out, kw)
+	}
+	low := strings.ToLower(question)
+	var mapped []string
+	for _, p := range rulesWords {
+		if containsWord(low, p[0]) {
+			mapped = append(mapped, p[1])
+		}
+	}
+	if len(mapped) > 0 {
+		out = append(out, strings.Join(append(mapped, contentWords(question)...), " "))
+	}
+	out = append(out, names(question)...)
+	if len(out) > max {
+		out = out[:max]
+	}
+	return out, nil
+}
+
+func containsWord(s, phrase string) bool {
+	i := strings.Index(s, phrase)
+	for i >= 0 {
+		before := i == 0 || !unicode.IsLetter(rune(s[i-1]))
+		end := i + len(phrase)
+		after := end >= len(s) || !unicode.IsLetter(rune(s[end]))
+		if before && after {
+			return true
+		}
+		j := strings.Index(s[i+1:], phrase)
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return false
+}
+
+func contentWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-' }) {
+		if !stop[strings.ToLower(w)] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+var (
+	quoted      = regexp.MustCompile(`["“”']([^"“”']{3,40})["“”']`)
+	capitalised = regexp.MustCompile(`\b[A-Z][a-z]+(?:\s+(?:of\s+|the\s+)?[A-Z][a-z]+)+\b`)
+)
+
+// names are quoted phrases and runs of capitalised words ("Rapid Strike"), not at the start.
+func names(q string) []string {
+	var out []string
+	for _, m := range quoted.FindAllStringSubmatch(q, -1) {
+		out = append(out, m[1])
+	}
+	for _, m := range capitalised.FindAllStringIndex(q, -1) {
+		if m[0] > 0 {
+			out = append(out, q[m[0]:m[1]])
+		}
+	}
+	return out
+}
+
+// OfflineAnalyzer follows the unresolved cross-references of the passages found: it is
+// sufficient when no strong one is left. A reference is strong when it is explicit ("see X",
+// a page) or names another section's title, comes from a passage that ranked high in the search
+// that found it, and — for a plain title mention — is the kind of link rules make (a rule named
+// in another book, or a rule the question's words point at).
+type OfflineAnalyzer struct{}
+
+// Analyze implements Analyzer.
+func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, error) {
+	q := termSet(in.Question)
+	type cand struct {
+		target string
+		score  int
+		order  int
+	}
+	var cands []cand
+	for i, h := range in.Hints {
+		from := 0
+		if i < len(in.HintFrom) {
+			from = in.HintFrom[i]
+		}
+		rank, hop := 0, 1
+		if from < len(in.DocRank) {
+			rank = in.DocRank[from]
+		}
+		if from < len(in.DocHop) {
+			hop = in.DocHop[from]
+		}
+		var d Document
+		if from < len(in.Documents) {
+			d = in.Documents[from]
+		}
+		overlap := false
+		for t := range termSet(h.Target) {
+			if q[t] {
+				overlap = true
+				break
+			}
+		}
+		score := 0
+		switch h.Kind {
+		case RefSee, RefPage:
+			if vagueTarget[strings.ToLower(h.Target)] || rank > 2 {
+				continue
+			}
+			score = 6 - rank
+		case RefMention:
+			rel := sentenceOverlap(q, d.Text, h.Target)
+			switch {
+			case overlap && rank <= 2:
+				score = 5 - rank
+			case hop == 1 && rank <= 1 && rel >= 2 && h.Book != "" && h.Book != d.Book:
+				score = rel - rank
+			default:
+				continue
+			}
+		}
+		if overlap {
+			score += 2
+		}
+		cands = append(cands, cand{h.Target, score, i})
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
+	var a Analysis
+	limit := max(1, in.Max)
+	asked := map[string]bool{}
+	for _, q := range in.Asked {
+		asked[strings.ToLower(q)] = true
+	}
+	for _, c := range cands {
+		if c.score < analyzerThreshold || len(a.NewQueries) == limit || asked[strings.ToLower(c.target)] {
+			continue
+		}
+		a.NewQueries = append(a.NewQueries, c.target)
+	}
+	a.Following = a.NewQueries
+	a.Sufficient = len(a.NewQueries) == 0
+	return a, nil
+}
+
+// analyzerThreshold is the score a reference needs to be followed.
+var analyzerThreshold = 1
+
+// vagueTarget are "see" phrases that point nowhere in particular.
+var vagueTarget = map[string]bool{"below": true, "above": true, "text": true, "the text": true, "description": true, "table": true, "the table": true}
+
+// sentenceOverlap is the most question words any sentence of text that names target shares
+// with the question.
+func sentenceOverlap(q map[string]bool, text, target string) int {
+	best := 0
+	for _, p := range sentenceSplit.Split(softBreak.ReplaceAllString(text, "$1 $2"), -1) {
+		if !containsFold(p, target) {
+			continue
+		}
+		n := 0
+		for t := range termSet(p) {
+			if q[t] {
+				n++
+			}
+		}
+		best = max(best, n)
+	}
+	return best
+}
+
+func containsFold(text, title string) bool {
+	t := foldTitle(title)
+	return t != "" && strings.Contains(" "+foldTitle(text)+" ", " "+t+" ")
+}
+
+// OfflineWriter answers extractively: the sentences of the passages that share most words with
+// the question, each with its citation, in passage order.
+type OfflineWriter struct{}
+
+var (
+	sentenceSplit = regexp.MustCompile(`(?:[.!?])\s+|\n\s*\n|\n(?:\s*[-*|]|\s*\d+\.)`)
+	softBreak     = regexp.MustCompile(`([^\n])\n([^\n\s*|#-])`)
+)
+
+// Write implements Writer.
+func (OfflineWriter) Write(_ context.Context, question string, docs []Document, _ []Turn) (string, error) {
+	q := termSet(question)
+	type sent struct {
+		text  string
+		doc   int
+		pos   int
+		score float64
+	}
+	var all []sent
+	for i, d := range docs {
+		parts := sentenceSplit.Split(softBreak.ReplaceAllString(d.Text, "$1 $2"), -1)
+		for j, p := range parts {
+			p = strings.TrimSpace(strings.Trim(p, "|#>-* "))
+			if len([]rune(p)) < 20 {
+				continue
+			}
+			var hit float64
+			for t := range termSet(p) {
+				if q[t] {
+					hit++
+				}
+			}
+			if hit == 0 {
+				continue
+			}
+			// Earlier passages ranked higher; the first sentences of a section state its rule.
+			score := hit - 0.15*float64(i) - 0.05*float64(min(j, 10))
+			all = append(all, sent{p, i, j, score})
+		}
+	}
+	if len(all) == 0 {
+		return "The books I have do not seem to cover this: no passage shares the question's terms. Try the rule's name as the book writes it.", nil
+	}
+	slices.SortStableFunc(all, func(a, b sent) int { return cmp.Compare(b.score, a.score) })
+	picked := map[int][]sent{}
+	n := 0
+	for _, s := range all {
+		if n == 6 || len(picked[s.doc]) == 2 {
+			continue
+		}
+		picked[s.doc] = append(picked[s.doc], s)
+		n++
+	}
+	var b strings.Builder
+	b.WriteString("From the books (quoted):\n")
+	for i := range docs {
+		ss := picked[i]
+		slices.SortFunc(ss, func(a, b sent) int { return cmp.Compare(a.pos, b.pos) })
+		for _, s := range ss {
+			text := s.text
+			if !strings.HasSuffix(text, ".") && !strings.HasSuffix(text, "!") && !strings.HasSuffix(text, "?") {
+				text += "."
+			}
+			fmt.Fprintf(&b, "- %s [%d]\n", text, i+1)
+		}
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// OfflineRewriter makes a follow-up standalone by carrying over the earlier question's terms
+// when the follow-up leans on it (pronouns, "what about", very short).
+type OfflineRewriter struct{}
+
+var leaning = regexp.MustCompile(`(?i)^(and|but|what about|how about|also|then|so)\b|\b(it|its|that|this|they|them|those|he|she|him|her|there)\b`)
+
+// Rewrite implements Rewriter.
+func (OfflineRewriter) Rewrite(_ context.Context, followUp string, history []Turn) (string, error) {
+	if len(history) == 0 {
+		return followUp, nil
+	}
+	prev := history[len(history)-1].Question
+	if len(strings.Fields(followUp)) > 12 && !leaning.MatchString(followUp) {
+		return followUp, nil
+	}
+	return strings.TrimSpace(followUp) + " (about: " + strings.TrimSpace(prev) + ")", nil
+}

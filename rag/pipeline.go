@@ -1,0 +1,271 @@
+package rag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	gocache "github.com/patrickmn/go-cache"
+	"golang.org/x/sync/singleflight"
+)
+
+// Strategy names, as RETRIEVAL_STRATEGY and --strategy accept them.
+const (
+	StrategyMultiHop      = "multi-hop"
+	StrategyMultiQuestion = "multi-question"
+)
+
+// MaxQuestionLength bounds a question, in characters (Discord's option limit is the same).
+const MaxQuestionLength = 1000
+
+// Errors a caller shows the user.
+var (
+	ErrEmptyQuestion   = errors.New("the question is empty")
+	ErrQuestionTooLong = fmt.Errorf("the question is longer than %d characters", MaxQuestionLength)
+)
+
+// StrategyError is an unknown strategy name.
+type StrategyError struct{ Name string }
+
+func (e *StrategyError) Error() string {
+	return fmt.Sprintf("unknown strategy %q: accepted values are %s, %s", e.Name, StrategyMultiHop, StrategyMultiQuestion)
+}
+
+// Versioner tells the version of the books (it changes when they change).
+type Versioner interface {
+	Version(ctx context.Context) (string, error)
+}
+
+// PipelineOptions configure a Pipeline.
+type PipelineOptions struct {
+	Retriever  Retriever
+	Resolver   ReferenceResolver // optional
+	Library    Library           // optional: Books
+	Versioner  Versioner         // optional: cache keys include the version
+	Models     Models
+	Strategy   string // default strategy
+	MaxHops    int
+	MaxQueries int
+	TopK       int
+	CacheTTL   time.Duration // 0: no cache
+	CacheMax   int
+	Log        *slog.Logger
+}
+
+// Pipeline answers questions: strategy, answer writer, cache.
+type Pipeline struct {
+	o      PipelineOptions
+	cache  *gocache.Cache
+	flight singleflight.Group
+}
+
+// NewPipeline checks the options and builds a pipeline.
+func NewPipeline(o PipelineOptions) (*Pipeline, error) {
+	if o.Retriever == nil || o.Models.Writer == nil {
+		return nil, errors.New("a pipeline needs a retriever and a writer")
+	}
+	if o.Strategy == "" {
+		o.Strategy = StrategyMultiHop
+	}
+	if !validStrategy(o.Strategy) {
+		return nil, &StrategyError{o.Strategy}
+	}
+	o.MaxHops = cmpOr(o.MaxHops, 3)
+	o.MaxQueries = cmpOr(o.MaxQueries, 4)
+	o.TopK = cmpOr(o.TopK, 5)
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	p := &Pipeline{o: o}
+	if o.CacheTTL > 0 {
+		p.cache = gocache.New(o.CacheTTL, o.CacheTTL)
+	}
+	return p, nil
+}
+
+func cmpOr(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func validStrategy(s string) bool { return s == StrategyMultiHop || s == StrategyMultiQuestion }
+
+// Strategy builds the named strategy.
+func (p *Pipeline) Strategy(name string) (Strategy, error) {
+	switch name {
+	case StrategyMultiHop:
+		return MultiHop{Retriever: p.o.Retriever, Resolver: p.o.Resolver, Analyzer: p.o.Models.Analyzer, TopK: p.o.TopK, MaxHops: p.o.MaxHops, MaxQueries: p.o.MaxQueries}, nil
+	case StrategyMultiQuestion:
+		return MultiQuestion{Retriever: p.o.Retriever, Expander: p.o.Models.Expander, TopK: p.o.TopK, MaxQueries: p.o.MaxQueries}, nil
+	}
+	return nil, &StrategyError{name}
+}
+
+// Books lists the books the pipeline answers from.
+func (p *Pipeline) Books(ctx context.Context) ([]BookInfo, error) {
+	if p.o.Library == nil {
+		return nil, nil
+	}
+	return p.o.Library.Books(ctx)
+}
+
+// Result is an answer with the state its strategy left (for evaluation).
+type Result struct {
+	Answer
+	State State
+}
+
+// Answer answers one question.
+func (p *Pipeline) Answer(ctx context.Context, req Request) (Answer, error) {
+	r, err := p.Run(ctx, req)
+	return r.Answer, err
+}
+
+// Run answers one question and returns the strategy's state too (empty for a cached answer).
+func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
+	start := time.Now()
+	question := strings.TrimSpace(req.Question)
+	switch {
+	case question == "":
+		return Result{}, ErrEmptyQuestion
+	case utf8.RuneCountInString(question) > MaxQuestionLength:
+		return Result{}, ErrQuestionTooLong
+	}
+	strategy := cmpOrS(req.Strategy, p.o.Strategy)
+	if !validStrategy(strategy) {
+		return Result{}, &StrategyError{strategy}
+	}
+	llmCalls := 0
+	if len(req.History) > 0 && p.o.Models.Rewriter != nil {
+		q, err := p.o.Models.Rewriter.Rewrite(ctx, question, req.History)
+		llmCalls += modelCall(p.o.Models.Rewriter)
+		if err != nil {
+			return Result{}, fmt.Errorf("rewriting the follow-up: %w", err)
+		}
+		if strings.TrimSpace(q) != "" {
+			question = strings.TrimSpace(q)
+		}
+	}
+	key, err := p.key(ctx, question, strategy, req.Books)
+	if err != nil {
+		return Result{}, err
+	}
+	if p.cache != nil {
+		if v, ok := p.cache.Get(key); ok {
+			a := v.(Answer)
+			a.Cached = true
+			a.Question = req.Question
+			a.LLMCalls = llmCalls
+			a.Elapsed = time.Since(start)
+			return Result{Answer: a}, nil
+		}
+	}
+	ctx = WithProgress(ctx, req.Progress)
+	v, err, shared := p.flight.Do(key, func() (any, error) {
+		return p.run(ctx, question, strategy, req)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	res := v.(Result)
+	if shared {
+		res.Answer.Sources = slices.Clone(res.Answer.Sources)
+	}
+	res.Answer.Question = req.Question
+	res.Answer.LLMCalls += llmCalls
+	res.Answer.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func cmpOrS(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (p *Pipeline) run(ctx context.Context, question, strategy string, req Request) (Result, error) {
+	st, err := p.Strategy(strategy)
+	if err != nil {
+		return Result{}, err
+	}
+	state, err := st.Execute(ctx, State{Question: question, Books: req.Books})
+	if err != nil {
+		return Result{}, err
+	}
+	docs := state.Context()
+	a := Answer{Strategy: strategy, Hops: state.Hops, LLMCalls: state.LLMCalls}
+	if len(docs) == 0 {
+		a.Text = "The books I have do not cover this: no passage matched the question."
+	} else {
+		text, err := p.o.Models.Writer.Write(ctx, question, docs, req.History)
+		a.LLMCalls += modelCall(p.o.Models.Writer)
+		if err != nil {
+			return Result{}, fmt.Errorf("writing the answer: %w", err)
+		}
+		a.Text = text
+		for i, d := range docs {
+			a.Sources = append(a.Sources, Source{N: i + 1, Book: d.Book, Page: d.Page, Section: d.Section, Text: d.Text})
+		}
+	}
+	if p.cache != nil {
+		key, err := p.key(ctx, question, strategy, req.Books)
+		if err == nil {
+			if p.o.CacheMax > 0 && p.cache.ItemCount() >= p.o.CacheMax {
+				p.evictOldest()
+			}
+			p.cache.SetDefault(key, a)
+		}
+	}
+	return Result{Answer: a, State: state}, nil
+}
+
+// evictOldest drops the entry that expires first, keeping the cache within CACHE_MAX_ENTRIES.
+func (p *Pipeline) evictOldest() {
+	var (
+		oldest string
+		when   int64
+	)
+	for k, it := range p.cache.Items() {
+		if oldest == "" || it.Expiration < when {
+			oldest, when = k, it.Expiration
+		}
+	}
+	if oldest != "" {
+		p.cache.Delete(oldest)
+	}
+}
+
+// key is the cache key: normalised question, strategy, book filter and books' version.
+func (p *Pipeline) key(ctx context.Context, question, strategy string, books []string) (string, error) {
+	version := ""
+	if p.o.Versioner != nil {
+		v, err := p.o.Versioner.Version(ctx)
+		if err != nil {
+			return "", fmt.Errorf("reading the books' version: %w", err)
+		}
+		version = v
+	}
+	bs := make([]string, len(books))
+	for i, b := range books {
+		bs[i] = strings.ToLower(strings.TrimSpace(b))
+	}
+	slices.Sort(bs)
+	return strings.Join([]string{NormalizeQuestion(question), strategy, strings.Join(bs, ","), version}, "\x00"), nil
+}
+
+// NormalizeQuestion folds case, punctuation and spacing, so "Can I grapple?" and
+// "can i  grapple" are the same question.
+func NormalizeQuestion(q string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}), " ")
+}

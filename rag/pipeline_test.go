@@ -1,0 +1,194 @@
+package rag_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caprag/caprag/rag"
+)
+
+func newPipeline(t testing.TB, c *corpus, v rag.Versioner, max int) *rag.Pipeline {
+	t.Helper()
+	p, err := rag.NewPipeline(rag.PipelineOptions{
+		Retriever: c, Resolver: c, Versioner: v,
+		Models:   rag.Models{Analyzer: &scriptedAnalyzer{}, Expander: fixedExpander{"variant"}, Writer: &echoWriter{}},
+		CacheTTL: time.Hour, CacheMax: max,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaultExplicitInvalidStrategy(t *testing.T) {
+	c := newCorpus().add("q", doc("b", "S", "t"))
+	p := newPipeline(t, c, nil, 0)
+	a, err := p.Answer(context.Background(), rag.Request{Question: "q"})
+	if err != nil || a.Strategy != rag.StrategyMultiHop {
+		t.Fatalf("default: %q, %v; want multi-hop", a.Strategy, err)
+	}
+	a, err = p.Answer(context.Background(), rag.Request{Question: "q", Strategy: rag.StrategyMultiQuestion})
+	if err != nil || a.Strategy != rag.StrategyMultiQuestion {
+		t.Fatalf("explicit: %q, %v", a.Strategy, err)
+	}
+	_, err = p.Answer(context.Background(), rag.Request{Question: "q", Strategy: "single-shot"})
+	var se *rag.StrategyError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "multi-hop") || !strings.Contains(err.Error(), "multi-question") {
+		t.Fatalf("invalid: %v; want a StrategyError naming the accepted values", err)
+	}
+	if _, err := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: &echoWriter{}}, Strategy: "bogus"}); !errors.As(err, &se) {
+		t.Fatalf("invalid default strategy: %v", err)
+	}
+}
+
+func TestQuestionBounds(t *testing.T) {
+	p := newPipeline(t, newCorpus(), nil, 0)
+	if _, err := p.Answer(context.Background(), rag.Request{Question: "  \n "}); !errors.Is(err, rag.ErrEmptyQuestion) {
+		t.Fatalf("empty: %v", err)
+	}
+	if _, err := p.Answer(context.Background(), rag.Request{Question: strings.Repeat("é", rag.MaxQuestionLength+1)}); !errors.Is(err, rag.ErrQuestionTooLong) {
+		t.Fatalf("oversized: %v", err)
+	}
+	if _, err := p.Answer(context.Background(), rag.Request{Question: strings.Repeat("é", rag.MaxQuestionLength)}); err != nil {
+		t.Fatalf("a question of exactly the limit: %v", err)
+	}
+}
+
+func TestNothingFoundSaysSo(t *testing.T) {
+	w := &echoWriter{}
+	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: newCorpus(), Models: rag.Models{Writer: w}})
+	a, err := p.Answer(context.Background(), rag.Request{Question: "how do spaceships jump?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Sources) != 0 || !strings.Contains(a.Text, "do not cover") || w.calls.Load() != 0 {
+		t.Fatalf("answer %+v (writer calls %d); want a plain 'not covered' answer without sources", a, w.calls.Load())
+	}
+}
+
+func TestWriterFailureIsAnError(t *testing.T) {
+	c := newCorpus().add("q", doc("b", "S", "t"))
+	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: failingWriter{}}, CacheTTL: time.Hour})
+	if _, err := p.Answer(context.Background(), rag.Request{Question: "q"}); err == nil || !strings.Contains(err.Error(), "model down") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSourcesAreNumberedAsCited(t *testing.T) {
+	c := newCorpus().add("q", doc("b1", "A", "one"), doc("b2", "B", "two"))
+	p := newPipeline(t, c, nil, 0)
+	a, _ := p.Answer(context.Background(), rag.Request{Question: "q"})
+	if len(a.Sources) != 2 || a.Sources[0].N != 1 || a.Sources[1].N != 2 || a.Sources[1].Book != "b2" || a.Sources[0].Text != "one" {
+		t.Fatalf("sources %+v", a.Sources)
+	}
+}
+
+func TestRepeatedQuestionComesFromTheCache(t *testing.T) {
+	c := newCorpus().add("can i grapple?", doc("b", "Grappling", "yes"))
+	p := newPipeline(t, c, nil, 0)
+	first, err := p.Answer(context.Background(), rag.Request{Question: "Can I grapple?"})
+	if err != nil || first.Cached {
+		t.Fatalf("first: %+v, %v", first, err)
+	}
+	calls := c.calls.Load()
+	second, err := p.Answer(context.Background(), rag.Request{Question: "can i   GRAPPLE"})
+	if err != nil || !second.Cached || c.calls.Load() != calls {
+		t.Fatalf("second: cached=%v, searches %d → %d; want a cache hit", second.Cached, calls, c.calls.Load())
+	}
+	if second.Text != first.Text || len(second.Sources) != len(first.Sources) || second.Question != "can i   GRAPPLE" {
+		t.Fatalf("cached answer differs: %+v", second)
+	}
+	// Another strategy or book filter is another question.
+	for _, req := range []rag.Request{{Question: "Can I grapple?", Strategy: rag.StrategyMultiQuestion}, {Question: "Can I grapple?", Books: []string{"b"}}} {
+		if a, _ := p.Answer(context.Background(), req); a.Cached {
+			t.Fatalf("%+v was served from the cache", req)
+		}
+	}
+}
+
+func TestReingestInvalidatesTheCache(t *testing.T) {
+	c := newCorpus().add("q", doc("b", "S", "t"))
+	v := &version{v: "1"}
+	p := newPipeline(t, c, v, 0)
+	p.Answer(context.Background(), rag.Request{Question: "q"})
+	if a, _ := p.Answer(context.Background(), rag.Request{Question: "q"}); !a.Cached {
+		t.Fatal("no cache hit before the books changed")
+	}
+	v.set("2")
+	if a, _ := p.Answer(context.Background(), rag.Request{Question: "q"}); a.Cached {
+		t.Fatal("a stale answer was served after the books changed")
+	}
+}
+
+func TestCacheStaysWithinItsBound(t *testing.T) {
+	c := newCorpus()
+	p := newPipeline(t, c, nil, 3)
+	for _, q := range []string{"q1", "q2", "q3", "q4", "q5"} {
+		p.Answer(context.Background(), rag.Request{Question: q})
+	}
+	// The three most recent stay; the two oldest were evicted.
+	var hits []string
+	for _, q := range []string{"q5", "q4", "q3", "q2", "q1"} {
+		if a, _ := p.Answer(context.Background(), rag.Request{Question: q}); a.Cached {
+			hits = append(hits, q)
+		}
+	}
+	if strings.Join(hits, ",") != "q5,q4,q3" {
+		t.Fatalf("cache hits %v with CACHE_MAX_ENTRIES=3, want q5,q4,q3", hits)
+	}
+}
+
+func TestConcurrentIdenticalQuestionsRunOnce(t *testing.T) {
+	c := newCorpus().add("q", doc("b", "S", "t"))
+	c.block = make(chan struct{})
+	w := &echoWriter{}
+	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: w}, CacheTTL: time.Hour})
+	var wg sync.WaitGroup
+	answers := make([]rag.Answer, 20)
+	errs := make([]error, 20)
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i], errs[i] = p.Answer(context.Background(), rag.Request{Question: "q"})
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // let them all reach the pipeline
+	close(c.block)
+	wg.Wait()
+	for i := range answers {
+		if errs[i] != nil || len(answers[i].Sources) != 1 {
+			t.Fatalf("answer %d: %+v, %v", i, answers[i], errs[i])
+		}
+	}
+	if w.calls.Load() > 2 {
+		t.Fatalf("the writer ran %d times for one question asked 20 times at once", w.calls.Load())
+	}
+}
+
+func TestFollowUpIsRewrittenWithHistory(t *testing.T) {
+	c := newCorpus().add("what about prone? (about: can i grapple?)", doc("b", "Prone", "crawl"))
+	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: &echoWriter{}, Rewriter: rag.OfflineRewriter{}}})
+	a, err := p.Answer(context.Background(), rag.Request{Question: "what about prone?", History: []rag.Turn{{Question: "Can I grapple?", Answer: "Yes [1]"}}})
+	if err != nil || len(a.Sources) != 1 || a.Sources[0].Section != "Prone" {
+		t.Fatalf("follow-up: %+v, %v; searched %v", a, err, c.searched())
+	}
+}
+
+// BenchmarkCachedAnswer measures the pipeline time of a cache hit.
+func BenchmarkCachedAnswer(b *testing.B) {
+	c := newCorpus().add("q", doc("b", "S", "t"))
+	p := newPipeline(b, c, &version{v: "1"}, 0)
+	p.Answer(context.Background(), rag.Request{Question: "q"})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a, _ := p.Answer(context.Background(), rag.Request{Question: "q"})
+		if !a.Cached {
+			b.Fatal("not cached")
+		}
+	}
+}

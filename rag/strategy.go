@@ -1,0 +1,276 @@
+package rag
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+)
+
+type progressKey struct{}
+
+// WithProgress returns a context whose strategies report progress to fn.
+func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
+	if fn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+func report(ctx context.Context, p Progress) {
+	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok {
+		fn(ctx, p)
+	}
+}
+
+// modelCall reports whether a role is backed by a language model (counted in LLMCalls) rather
+// than by offline rules.
+func modelCall(role any) int {
+	if _, ok := role.(interface{ Calls() int64 }); ok {
+		return 1
+	}
+	return 0
+}
+
+// searchAll runs the queries of one hop in parallel and returns one Question per query, in the
+// order of the queries.
+func searchAll(ctx context.Context, r Retriever, queries []string, hop int, opts SearchOptions) ([]Question, error) {
+	out := make([]Question, len(queries))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, q := range queries {
+		g.Go(func() error {
+			docs, err := r.Retrieve(gctx, q, opts)
+			if err != nil {
+				return fmt.Errorf("searching %q: %w", q, err)
+			}
+			out[i] = Question{Text: q, Hop: hop, Documents: docs}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// uniqueQueries drops empty queries and repeats (case-insensitive), keeping order.
+func uniqueQueries(seen map[string]bool, qs []string) []string {
+	var out []string
+	for _, q := range qs {
+		q = strings.TrimSpace(q)
+		k := strings.ToLower(q)
+		if q == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, q)
+	}
+	return out
+}
+
+// countNew returns how many documents of qs are not yet in before (by content and book).
+func countNew(before map[string]bool, qs []Question) (found, fresh int) {
+	for _, q := range qs {
+		for _, d := range q.Documents {
+			found++
+			if k := d.Key(); !before[k] {
+				before[k] = true
+				fresh++
+			}
+		}
+	}
+	return found, fresh
+}
+
+func keys(s State) map[string]bool {
+	m := map[string]bool{}
+	for _, d := range s.Context() {
+		m[d.Key()] = true
+	}
+	return m
+}
+
+// MultiQuestion is the prototype's strategy: expand the question into variants, search them all
+// in parallel (the original question always among them), in one hop.
+type MultiQuestion struct {
+	Retriever  Retriever
+	Expander   Expander
+	TopK       int
+	MaxQueries int // the original question included
+}
+
+// Execute implements Strategy.
+func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
+	queries := []string{s.Question}
+	if m.Expander != nil && m.MaxQueries > 1 {
+		extra, err := m.Expander.Expand(ctx, s.Question, m.MaxQueries-1)
+		s.LLMCalls += modelCall(m.Expander)
+		if err != nil {
+			return s, fmt.Errorf("expanding the question: %w", err)
+		}
+		queries = append(queries, extra...)
+	}
+	queries = uniqueQueries(map[string]bool{}, queries)
+	if len(queries) > max(1, m.MaxQueries) {
+		queries = queries[:max(1, m.MaxQueries)]
+	}
+	hop := Hop{N: 1, Queries: queries}
+	report(ctx, Progress{Stage: HopStarted, Hop: hop})
+	qs, err := searchAll(ctx, m.Retriever, queries, 1, SearchOptions{K: m.TopK, Books: s.Books})
+	if err != nil {
+		return s, err
+	}
+	hop.Found, hop.New = countNew(keys(s), qs)
+	hop.Sufficient = true
+	s.Questions = append(s.Questions, qs...)
+	s.Hops = append(s.Hops, hop)
+	report(ctx, Progress{Stage: HopFinished, Hop: hop})
+	return s, nil
+}
+
+// MultiHop searches, lets the analyzer judge whether the passages suffice or name what is
+// missing, follows that (reference links resolve to the sections they name), and repeats, for at
+// most MaxHops hops.
+type MultiHop struct {
+	Retriever  Retriever
+	Resolver   ReferenceResolver // optional: follows reference links exactly
+	Analyzer   Analyzer
+	TopK       int
+	MaxHops    int
+	MaxQueries int // new queries per hop
+}
+
+// Execute implements Strategy.
+func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
+	maxHops := max(1, m.MaxHops)
+	asked := map[string]bool{}
+	queries := uniqueQueries(asked, []string{s.Question})
+	askedList := append([]string(nil), queries...)
+	var following []string
+	opts := SearchOptions{K: m.TopK, Books: s.Books}
+	for n := 1; n <= maxHops; n++ {
+		hop := Hop{N: n, Queries: queries, Following: following}
+		report(ctx, Progress{Stage: HopStarted, Hop: hop})
+		before := keys(s)
+		var (
+			qs  []Question
+			err error
+		)
+		if n == 1 {
+			qs, err = searchAll(ctx, m.Retriever, queries, n, opts)
+		} else {
+			qs, err = m.follow(ctx, s, queries, n, opts)
+		}
+		if err != nil {
+			return s, err
+		}
+		hop.Found, hop.New = countNew(before, qs)
+		s.Questions = append(s.Questions, qs...)
+		if m.Analyzer == nil {
+			hop.Sufficient = true
+		} else {
+			docs := s.Context()
+			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries)}
+			in.DocRank, in.DocHop = docRanks(s, docs)
+			for _, h := range Unresolved(docs) {
+				in.Hints = append(in.Hints, h.Ref)
+				in.HintFrom = append(in.HintFrom, h.Rank)
+			}
+			a, err := m.Analyzer.Analyze(ctx, in)
+			s.LLMCalls += modelCall(m.Analyzer)
+			if err != nil {
+				return s, fmt.Errorf("analysing the passages: %w", err)
+			}
+			next := uniqueQueries(asked, a.NewQueries)
+			askedList = append(askedList, next...)
+			if len(next) > max(1, m.MaxQueries) {
+				next = next[:max(1, m.MaxQueries)]
+			}
+			// An analyzer that wants more but names nothing new ends the search too.
+			hop.Sufficient = a.Sufficient
+			queries, following = next, a.Following
+			if len(following) == 0 {
+				following = next
+			}
+			if !a.Sufficient && len(next) == 0 {
+				queries = nil
+			}
+		}
+		s.Hops = append(s.Hops, hop)
+		report(ctx, Progress{Stage: HopFinished, Hop: hop})
+		if hop.Sufficient || len(queries) == 0 {
+			break
+		}
+	}
+	return s, nil
+}
+
+// docRanks gives each context document its best rank in the searches that found it, and the
+// hop that first found it.
+func docRanks(s State, docs []Document) (ranks, hops []int) {
+	best := map[string]int{}
+	first := map[string]int{}
+	for _, q := range s.Questions {
+		for i, d := range q.Documents {
+			k := d.Key()
+			if r, ok := best[k]; !ok || i < r {
+				best[k] = i
+			}
+			if h, ok := first[k]; !ok || q.Hop < h {
+				first[k] = q.Hop
+			}
+		}
+	}
+	ranks, hops = make([]int, len(docs)), make([]int, len(docs))
+	for i, d := range docs {
+		ranks[i], hops[i] = best[d.Key()], first[d.Key()]
+	}
+	return ranks, hops
+}
+
+// follow searches the queries of a later hop. A query that names an unresolved reference of the
+// passages so far is resolved through the reference link first (the section it names); other
+// queries, and links that resolve to nothing, are searched.
+func (m MultiHop) follow(ctx context.Context, s State, queries []string, hop int, opts SearchOptions) ([]Question, error) {
+	hints := Unresolved(s.Context())
+	out := make([]Question, len(queries))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for i, q := range queries {
+		g.Go(func() error {
+			var docs []Document
+			if m.Resolver != nil {
+				for _, h := range hints {
+					if !strings.EqualFold(h.Ref.Target, q) {
+						continue
+					}
+					got, err := m.Resolver.Resolve(gctx, h.From, h.Ref, SearchOptions{K: 2, Books: opts.Books})
+					if err != nil {
+						return fmt.Errorf("following %q: %w", q, err)
+					}
+					docs = append(docs, got...)
+					if len(got) > 0 {
+						break
+					}
+				}
+			}
+			if len(docs) == 0 {
+				got, err := m.Retriever.Retrieve(gctx, q, opts)
+				if err != nil {
+					return fmt.Errorf("searching %q: %w", q, err)
+				}
+				docs = got
+			}
+			mu.Lock()
+			out[i] = Question{Text: q, Hop: hop, Documents: docs}
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

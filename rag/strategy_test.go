@@ -1,0 +1,202 @@
+package rag_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caprag/caprag/rag"
+)
+
+// Compile-time contract: both strategies implement the one interface.
+var (
+	_ rag.Strategy = rag.MultiHop{}
+	_ rag.Strategy = rag.MultiQuestion{}
+)
+
+func TestContract(t *testing.T) {
+	c := newCorpus().add("q", doc("core", "Grappling", "grab"))
+	for name, st := range map[string]rag.Strategy{
+		"multi-hop":      rag.MultiHop{Retriever: c, Analyzer: &scriptedAnalyzer{}, MaxHops: 3, MaxQueries: 3},
+		"multi-question": rag.MultiQuestion{Retriever: c, Expander: fixedExpander{"x"}, MaxQueries: 3},
+	} {
+		s, err := st.Execute(context.Background(), rag.State{Question: "q"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(s.Questions) == 0 || len(s.Context()) == 0 || s.Questions[0].Text != "q" {
+			t.Fatalf("%s: state %+v lacks a question with context", name, s)
+		}
+	}
+}
+
+func TestOriginalQuestionIncluded(t *testing.T) {
+	for _, variants := range [][]string{{"variant one", "variant two"}, nil, {"Q"}} {
+		c := newCorpus()
+		st := rag.MultiQuestion{Retriever: c, Expander: fixedExpander(variants), MaxQueries: 4}
+		s, err := st.Execute(context.Background(), rag.State{Question: "q"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(c.searched(), "q") {
+			t.Fatalf("variants %v: searched %v, not the original question", variants, c.searched())
+		}
+		if len(s.Hops) != 1 || s.Hops[0].Queries[0] != "q" {
+			t.Fatalf("hops %+v", s.Hops)
+		}
+		if n := len(c.searched()); n != len(s.Hops[0].Queries) {
+			t.Fatalf("searched %d, hop lists %d queries", n, len(s.Hops[0].Queries))
+		}
+	}
+}
+
+func TestSingleHopWhenSufficient(t *testing.T) {
+	c := newCorpus().add("what does magery 3 cost", doc("basic", "Magery", "Magery costs 35 points at level 3."))
+	a := &scriptedAnalyzer{}
+	s, err := rag.MultiHop{Retriever: c, Analyzer: a, MaxHops: 3, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "What does Magery 3 cost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Hops) != 1 || !s.Hops[0].Sufficient || a.calls != 1 || c.calls.Load() != 1 {
+		t.Fatalf("hops %+v, analyzer calls %d, searches %d; want one sufficient hop", s.Hops, a.calls, c.calls.Load())
+	}
+}
+
+func TestSeveralHopsForCrossBookRules(t *testing.T) {
+	see := rag.Reference{Kind: rag.RefSee, Text: "see Rapid Strike", Target: "Rapid Strike"}
+	c := newCorpus().
+		add("how does trained by a master interact with combat", doc("Basic Set", "Trained by a Master", "Halves the Rapid Strike penalty.", see)).
+		add("rapid strike", doc("Martial Arts", "Rapid Strike", "Attack twice at -6."))
+	a := &scriptedAnalyzer{decisions: []rag.Analysis{{NewQueries: []string{"Rapid Strike"}, Following: []string{"Rapid Strike"}}}}
+	var events []rag.Progress
+	var mu sync.Mutex
+	ctx := rag.WithProgress(context.Background(), func(_ context.Context, p rag.Progress) {
+		mu.Lock()
+		events = append(events, p)
+		mu.Unlock()
+	})
+	s, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: a, MaxHops: 3, MaxQueries: 3}.Execute(ctx, rag.State{Question: "How does Trained by a Master interact with combat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	books := map[string]bool{}
+	for _, d := range s.Context() {
+		books[d.Book] = true
+	}
+	if len(s.Hops) != 2 || !books["Basic Set"] || !books["Martial Arts"] {
+		t.Fatalf("hops %+v, books %v; want 2 hops over both books", s.Hops, books)
+	}
+	if len(a.inputs[0].Hints) != 1 || a.inputs[0].Hints[0].Target != "Rapid Strike" {
+		t.Fatalf("analyzer hints %+v, want the unresolved Rapid Strike link", a.inputs[0].Hints)
+	}
+	want := []rag.ProgressStage{rag.HopStarted, rag.HopFinished, rag.HopStarted, rag.HopFinished}
+	if len(events) != 4 {
+		t.Fatalf("events %+v", events)
+	}
+	for i, e := range events {
+		if e.Stage != want[i] {
+			t.Fatalf("event %d is %s, want %s", i, e.Stage, want[i])
+		}
+	}
+	if events[2].Hop.N != 2 || !slices.Equal(events[2].Hop.Following, []string{"Rapid Strike"}) {
+		t.Fatalf("hop 2 start %+v, want following Rapid Strike", events[2].Hop)
+	}
+	if events[3].Hop.New != 1 || !events[3].Hop.Sufficient {
+		t.Fatalf("hop 2 end %+v", events[3].Hop)
+	}
+}
+
+func TestHopCapWhenAnalyzerNeverSufficient(t *testing.T) {
+	c := newCorpus().add("q", doc("b", "S", "text"))
+	a := &neverSufficient{}
+	s, err := rag.MultiHop{Retriever: c, Analyzer: a, MaxHops: 3, MaxQueries: 2}.Execute(context.Background(), rag.State{Question: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Hops) != 3 || s.Hops[2].Sufficient {
+		t.Fatalf("hops %+v, want exactly 3, the last not sufficient", s.Hops)
+	}
+	if len(s.Context()) == 0 {
+		t.Fatal("no context to answer from after the cap")
+	}
+}
+
+func TestDedupeAcrossHops(t *testing.T) {
+	same := doc("core", "Grappled", "A grappled creature's speed becomes 0.")
+	c := newCorpus().add("q", same, doc("core", "Grappling", "grab")).add("grappled", same)
+	a := &scriptedAnalyzer{decisions: []rag.Analysis{{NewQueries: []string{"grappled"}}}}
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Analyzer: a, Writer: &echoWriter{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(context.Background(), rag.Request{Question: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hops) != 2 || res.Hops[1].Found != 1 || res.Hops[1].New != 0 {
+		t.Fatalf("hops %+v; want hop 2 to find the same passage again, nothing new", res.Hops)
+	}
+	if len(res.Sources) != 2 {
+		t.Fatalf("sources %+v; want the repeated passage once", res.Sources)
+	}
+	// Same text in another book is another source.
+	other := same
+	other.Book = "house rules"
+	c.add("grappled", other)
+	a.decisions = []rag.Analysis{{NewQueries: []string{"grappled"}}}
+	res, _ = p.Run(context.Background(), rag.Request{Question: "q", Strategy: rag.StrategyMultiHop, Books: []string{"x"}})
+	if len(res.Sources) != 3 {
+		t.Fatalf("sources %+v; the same text from another book must stay", res.Sources)
+	}
+}
+
+func TestQueriesOfAHopRunInParallel(t *testing.T) {
+	c := newCorpus()
+	c.block = make(chan struct{})
+	st := rag.MultiQuestion{Retriever: c, Expander: fixedExpander{"a", "b", "c"}, MaxQueries: 4}
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.Execute(context.Background(), rag.State{Question: "q"})
+		done <- err
+	}()
+	deadline := time.After(10 * time.Second)
+	for c.calls.Load() < 4 {
+		select {
+		case <-deadline:
+			t.Fatalf("only %d of 4 searches started while the first were blocked: queries run one after another", c.calls.Load())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	close(c.block)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRetrieverErrorIsReported(t *testing.T) {
+	c := newCorpus()
+	c.err = errors.New("chroma is down")
+	for _, st := range []rag.Strategy{rag.MultiHop{Retriever: c, MaxHops: 3}, rag.MultiQuestion{Retriever: c, MaxQueries: 1}} {
+		_, err := st.Execute(context.Background(), rag.State{Question: "q"})
+		if !errors.Is(err, c.err) {
+			t.Fatalf("%T: err = %v, want the retriever's error wrapped", st, err)
+		}
+	}
+}
+
+func TestAnalyzerWantingNothingNewStops(t *testing.T) {
+	c := newCorpus().add("q", doc("b", "S", "t"))
+	a := &scriptedAnalyzer{decisions: []rag.Analysis{{Sufficient: false, NewQueries: []string{"q"}}}}
+	s, err := rag.MultiHop{Retriever: c, Analyzer: a, MaxHops: 3, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Hops) != 1 {
+		t.Fatalf("hops %+v: an analyzer repeating a searched query must not cause another hop", s.Hops)
+	}
+	_ = fmt.Sprint()
+}

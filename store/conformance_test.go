@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/rag"
+)
+
+const coreMD = `# Combat
+
+## Grappling
+
+When you want to grab a creature or wrestle with it, you can use the Attack action to make a special melee attack, a grapple. If you succeed, you subject the target to the grappled condition (see Conditions).
+
+## Cover
+
+Walls, trees, creatures, and other obstacles can provide cover during combat. Half cover gives a +2 bonus to AC. See page 12.
+
+## Rapid Strike
+
+A Rapid Strike lets you attack twice with a -6 penalty on each attack.
+`
+
+const condMD = `# Conditions
+
+## Grappled
+
+A grappled creature's speed becomes 0, and it can't benefit from any bonus to its speed.
+
+## Prone
+
+A prone creature's only movement option is to crawl.
+`
+
+func loadBook(t testing.TB, name, md string) ingest.Book {
+	t.Helper()
+	b, err := ingest.LoadBytes(context.Background(), name+".md", []byte(md), ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *b
+}
+
+// conformance is the behaviour every store shares; it runs against each backend.
+func conformance(t *testing.T, open func(t *testing.T, e embed.Embedder) Store) {
+	ctx := context.Background()
+	emb := embed.NewLocal(embed.LocalDims)
+	newStore := func(t *testing.T) Store {
+		s := open(t, emb)
+		for _, b := range []ingest.Book{loadBook(t, "core", coreMD), loadBook(t, "conditions", condMD)} {
+			if err := s.ReplaceBook(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	t.Run("BooksWithCounts", func(t *testing.T) {
+		s := newStore(t)
+		books, err := s.Books(ctx)
+		if err != nil || len(books) != 2 || books[0].Name != "conditions" || books[1].Name != "core" || books[0].Passages == 0 {
+			t.Fatalf("Books = %+v, %v", books, err)
+		}
+	})
+	t.Run("ProperNameFoundFirst", func(t *testing.T) {
+		s := newStore(t)
+		docs, err := s.Retrieve(ctx, "How does Rapid Strike work?", rag.SearchOptions{K: 3})
+		if err != nil || len(docs) == 0 {
+			t.Fatalf("Retrieve: %v, %v", docs, err)
+		}
+		if docs[0].Section != "Combat > Rapid Strike" || docs[0].Book != "core" {
+			t.Fatalf("first result %s / %s, want core / Combat > Rapid Strike", docs[0].Book, docs[0].Section)
+		}
+		if !strings.Contains(docs[0].Text, "-6 penalty") || docs[0].Match == "" || docs[0].Score <= 0 {
+			t.Fatalf("document lacks parent text, match or score: %+v", docs[0])
+		}
+	})
+	t.Run("BookFilter", func(t *testing.T) {
+		s := newStore(t)
+		docs, _ := s.Retrieve(ctx, "grappled creature speed", rag.SearchOptions{K: 5, Books: []string{"Core"}})
+		for _, d := range docs {
+			if d.Book != "core" {
+				t.Fatalf("book filter let %s through", d.Book)
+			}
+		}
+		if len(docs) == 0 {
+			t.Fatal("nothing found in core")
+		}
+	})
+	t.Run("ReingestKeepsCount", func(t *testing.T) {
+		s := newStore(t)
+		before, _ := s.Books(ctx)
+		v1, _ := s.Version(ctx)
+		if err := s.ReplaceBook(ctx, loadBook(t, "core", coreMD)); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := s.Books(ctx)
+		if before[1].Passages != after[1].Passages {
+			t.Fatalf("re-ingest changed count %d → %d", before[1].Passages, after[1].Passages)
+		}
+		if v2, _ := s.Version(ctx); v2 != v1 {
+			t.Fatal("re-ingesting identical text changed the version")
+		}
+		// A changed book replaces the old passages: no stale text.
+		if err := s.ReplaceBook(ctx, loadBook(t, "core", "# Combat\n\n## Rapid Strike\n\nNow a -4 penalty.")); err != nil {
+			t.Fatal(err)
+		}
+		docs, _ := s.Retrieve(ctx, "Rapid Strike penalty", rag.SearchOptions{K: 5, Books: []string{"core"}})
+		if len(docs) != 1 || !strings.Contains(docs[0].Text, "-4") {
+			t.Fatalf("stale passages after replacing the book: %+v", docs)
+		}
+		if v3, _ := s.Version(ctx); v3 == v1 {
+			t.Fatal("version unchanged after the book changed")
+		}
+	})
+	t.Run("RemoveBook", func(t *testing.T) {
+		s := newStore(t)
+		if err := s.RemoveBook(ctx, "conditions"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveBook(ctx, "conditions"); !errors.Is(err, ErrNoBook) {
+			t.Fatalf("removing twice: %v, want ErrNoBook", err)
+		}
+		books, _ := s.Books(ctx)
+		if len(books) != 1 {
+			t.Fatalf("books after removal: %+v", books)
+		}
+	})
+	t.Run("CrossBookReferencesResolve", func(t *testing.T) {
+		s := newStore(t)
+		docs, _ := s.Retrieve(ctx, "grapple", rag.SearchOptions{K: 1, Books: []string{"core"}})
+		if len(docs) != 1 {
+			t.Fatal("grappling not found")
+		}
+		var mention *rag.Reference
+		for _, r := range docs[0].Refs {
+			if r.Kind == rag.RefMention && r.Target == "Grappled" {
+				mention = &r
+			}
+		}
+		if mention == nil {
+			t.Fatalf("no mention of Grappled in %+v", docs[0].Refs)
+		}
+		got, err := s.Resolve(ctx, docs[0], *mention, rag.SearchOptions{K: 2})
+		if err != nil || len(got) == 0 || got[0].Book != "conditions" || got[0].Section != "Conditions > Grappled" {
+			t.Fatalf("Resolve(Grappled) = %+v, %v", got, err)
+		}
+	})
+	t.Run("EmptyQuery", func(t *testing.T) {
+		s := newStore(t)
+		docs, err := s.Retrieve(ctx, "   ", rag.SearchOptions{K: 5})
+		if err != nil || len(docs) != 0 {
+			t.Fatalf("empty query: %v, %v", docs, err)
+		}
+	})
+}
+
+func TestMemoryStore(t *testing.T) {
+	conformance(t, func(t *testing.T, e embed.Embedder) Store { return NewMemory(Options{Embedder: e}) })
+}
+
+func TestEmbeddedStore(t *testing.T) {
+	conformance(t, func(t *testing.T, e embed.Embedder) Store {
+		s, err := OpenEmbedded(context.Background(), t.TempDir(), Options{Embedder: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestEmbeddedStorePersistsAndChecksTheEmbedder(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReplaceBook(ctx, loadBook(t, "core", coreMD)); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Version(ctx)
+	s2, err := OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, _ := s2.Version(ctx)
+	books, _ := s2.Books(ctx)
+	if v2 != v || len(books) != 1 {
+		t.Fatalf("reopened store: version %s vs %s, books %+v", v2, v, books)
+	}
+	_, err = OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(256)})
+	if !errors.Is(err, rag.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "ingest") {
+		t.Fatalf("other embedder: %v, want ErrEmbedderMismatch saying to ingest again", err)
+	}
+}

@@ -1,0 +1,66 @@
+// Package store keeps the passages of the ingested books and finds them again: hybrid search (BM25
+// beside vector similarity, fused by reciprocal rank fusion) and reference resolution, over one of
+// two backends with the same behaviour: an embedded store persisted under DATA_DIR, or a Chroma
+// server.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/caprag/caprag/config"
+	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/rag"
+)
+
+// Store is what the commands, the pipeline and the bot use.
+type Store interface {
+	rag.Retriever
+	rag.ReferenceResolver
+	rag.Library
+	// Version changes whenever the books change (answers cached under an old version are stale).
+	Version(ctx context.Context) (string, error)
+	// ReplaceBook stores a book, replacing any earlier version of it.
+	ReplaceBook(ctx context.Context, b ingest.Book) error
+	// RemoveBook deletes a book; ErrNoBook when there is none of that name.
+	RemoveBook(ctx context.Context, name string) error
+	Close() error
+}
+
+// ErrNoBook is returned when removing a book that was never ingested.
+var ErrNoBook = errors.New("no book of that name")
+
+// Mode selects the rankings a search fuses.
+type Mode string
+
+// Search modes: both rankings fused (the default), BM25 alone, vectors alone.
+const (
+	Hybrid  Mode = "hybrid"
+	Lexical Mode = "lexical"
+	Vector  Mode = "vector"
+)
+
+// Options configure a store.
+type Options struct {
+	Embedder embed.Embedder
+	Mode     Mode
+}
+
+// Open opens the store the settings name, with the embedder they name.
+func Open(ctx context.Context, cfg config.Config) (Store, error) {
+	e, err := embed.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := Options{Embedder: e}
+	switch cfg.VectorStore {
+	case "chroma":
+		return OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase}, opts)
+	case "embedded", "":
+		return OpenEmbedded(ctx, filepath.Join(cfg.DataDir, "books"), opts)
+	}
+	return nil, fmt.Errorf("VECTOR_STORE=%q is not valid: accepted values are embedded, chroma", cfg.VectorStore)
+}
