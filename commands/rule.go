@@ -25,6 +25,9 @@ type ask struct {
 	// channelID is where the answer is shown; threadID the follow-up thread it belongs to.
 	channelID string
 	threadID  string
+	// conv is the follow-up thread the question belongs to (nil outside one); the answer is
+	// added to it before it is shown, so the next follow-up sees it.
+	conv *conversation
 	// expires is when the reply can no longer be edited (the interaction token's end); zero
 	// for replies posted as channel messages.
 	expires time.Time
@@ -100,16 +103,10 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 	}
 	a.channelID = i.ChannelID
 	if c != nil {
-		a.threadID = i.ChannelID
+		a.threadID, a.conv = i.ChannelID, c
 	}
-	rec, err := h.answer(ctx, a, &interactionSink{r: r, i: i})
-	if err != nil {
-		return err
-	}
-	if c != nil {
-		c.add(rag.Turn{Question: rec.Answer.Question, Answer: rec.Answer.Text})
-	}
-	return nil
+	_, err := h.answer(ctx, a, &interactionSink{r: r, i: i})
+	return err
 }
 
 // checkQuestion returns what is wrong with a question, or "".
@@ -165,6 +162,9 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	}
 	if ans.Elapsed == 0 {
 		ans.Elapsed = h.opt.Now().Sub(start)
+	}
+	if a.conv != nil {
+		a.conv.add(rag.Turn{Question: ans.Question, Answer: ans.Text})
 	}
 	parts := answerEmbeds(ans)
 	msg, err := s.final(fctx, parts, answerButtons(a.private))
