@@ -137,9 +137,7 @@ func TestBotOnTheRealPipeline(t *testing.T) {
 			break
 		}
 	}
-	_, _, payload := fd.Interaction(5, "", map[string]any{"custom_id": "caprag:ask:" + answerID, "components": []any{
-		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "question", "value": "And while restrained?"}}},
-	}}, nil)
+	_, _, payload := fd.Interaction(5, "", fakediscord.ModalSubmit("caprag:ask:"+answerID, "question", "And while restrained?"), nil)
 	fd.Dispatch("INTERACTION_CREATE", payload)
 	fd.Wait(t, 30*time.Second, "the thread answer", func(rs []fakediscord.Request) bool {
 		for _, r := range rs {
