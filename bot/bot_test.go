@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/caprag/caprag/bot"
+	"github.com/caprag/caprag/commands"
 	"github.com/caprag/caprag/config"
 	"github.com/caprag/caprag/internal/fakediscord"
 	"github.com/caprag/caprag/rag"
@@ -113,17 +115,16 @@ type harness struct {
 
 func start(t testing.TB, mod func(*config.Config)) *harness {
 	t.Helper()
-	fd := fakediscord.New(t)
-	cfg := config.Config{
-		DiscordToken: "test-token", DiscordAPIURL: fd.APIURL(), DiscordGuildID: fakediscord.GuildID,
-		AnswerTimeout: 20 * time.Second, ShutdownTimeout: 5 * time.Second,
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
+	// shown looks at the fake's requests; the fake exists once the bot runs (an atomic pointer:
+	// the race detector does not see the gateway's socket as synchronisation).
+	var fdp atomic.Pointer[fakediscord.Server]
 	ans := &scripted{shown: func(subs ...string) {
 		seen := 0
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			fd := fdp.Load()
+			if fd == nil {
+				continue
+			}
 			reqs := fd.Requests()
 			for _, r := range reqs[seen:] {
 				all := r.Method == "PATCH"
@@ -137,6 +138,23 @@ func start(t testing.TB, mod func(*config.Config)) *harness {
 			seen = len(reqs)
 		}
 	}}
+	h := startWith(t, mod, ans)
+	fdp.Store(h.fd)
+	h.ans = ans
+	return h
+}
+
+// startWith runs the bot against the fake Discord with the given answerer.
+func startWith(t testing.TB, mod func(*config.Config), ans commands.Answerer) *harness {
+	t.Helper()
+	fd := fakediscord.New(t)
+	cfg := config.Config{
+		DiscordToken: "test-token", DiscordAPIURL: fd.APIURL(), DiscordGuildID: fakediscord.GuildID,
+		AnswerTimeout: 20 * time.Second, ShutdownTimeout: 5 * time.Second,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
@@ -153,7 +171,7 @@ func start(t testing.TB, mod func(*config.Config)) *harness {
 	}
 	var once sync.Once
 	var runErr error
-	h := &harness{fd: fd, ans: ans, stop: func() error {
+	h := &harness{fd: fd, stop: func() error {
 		once.Do(func() { cancel(); runErr = <-done })
 		return runErr
 	}}

@@ -172,10 +172,12 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		if from < len(in.Documents) {
 			d = in.Documents[from]
 		}
-		overlap := false
-		for t := range termSet(h.Target) {
-			if q[t] {
-				overlap = true
+		// The question names the target: every content word of it is in the question.
+		tw := termSet(h.Target)
+		overlap := len(tw) > 0
+		for t := range tw {
+			if !q[t] {
+				overlap = false
 				break
 			}
 		}
@@ -191,7 +193,7 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 			switch {
 			case overlap && rank <= 2:
 				score = 5 - rank
-			case hop == 1 && rank <= 1 && rel >= 2 && h.Book != "" && h.Book != d.Book:
+			case hop == 1 && rank <= 1 && rel >= minSentenceOverlap && h.Book != "" && h.Book != d.Book:
 				score = rel - rank
 			default:
 				continue
@@ -219,6 +221,10 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 	a.Sufficient = len(a.NewQueries) == 0
 	return a, nil
 }
+
+// minSentenceOverlap is how many question words the sentence naming a cross-book rule must share
+// with the question for the link to be followed.
+var minSentenceOverlap = 2
 
 // analyzerThreshold is the score a reference needs to be followed.
 var analyzerThreshold = 1

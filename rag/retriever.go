@@ -94,3 +94,9 @@ type ReferenceResolver interface {
 // ErrEmbedderMismatch is wrapped by retrieval errors when the index was built by another
 // embedder than the configured one: the books must be ingested again.
 var ErrEmbedderMismatch = errors.New("the books were indexed with a different embedder; ingest them again")
+
+// TitleFinder finds the section titles a text names (a question that names a rule). Resolvers may
+// implement it; the multi-hop strategy then fetches the rules a question names in its first hop.
+type TitleFinder interface {
+	Mentions(ctx context.Context, text string) ([]Reference, error)
+}

@@ -160,6 +160,11 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 		)
 		if n == 1 {
 			qs, err = searchAll(ctx, m.Retriever, queries, n, opts)
+			if err == nil {
+				var named []Question
+				named, err = m.named(ctx, s.Question, opts)
+				qs = append(qs, named...)
+			}
 		} else {
 			qs, err = m.follow(ctx, s, queries, n, opts)
 		}
@@ -228,6 +233,33 @@ func docRanks(s State, docs []Document) (ranks, hops []int) {
 		ranks[i], hops[i] = best[d.Key()], first[d.Key()]
 	}
 	return ranks, hops
+}
+
+// named fetches the sections whose titles the question itself names ("concentrating on haste"
+// → Haste), as part of the first hop, when the resolver can find titles.
+func (m MultiHop) named(ctx context.Context, question string, opts SearchOptions) ([]Question, error) {
+	tf, ok := m.Resolver.(TitleFinder)
+	if !ok {
+		return nil, nil
+	}
+	refs, err := tf.Mentions(ctx, question)
+	if err != nil || len(refs) == 0 {
+		return nil, err
+	}
+	if len(refs) > max(1, m.MaxQueries) {
+		refs = refs[:max(1, m.MaxQueries)]
+	}
+	var out []Question
+	for _, r := range refs {
+		docs, err := m.Resolver.Resolve(ctx, Document{}, r, SearchOptions{K: 1, Books: opts.Books})
+		if err != nil {
+			return nil, fmt.Errorf("fetching %q: %w", r.Target, err)
+		}
+		if len(docs) > 0 {
+			out = append(out, Question{Text: r.Target, Hop: 1, Documents: docs})
+		}
+	}
+	return out, nil
 }
 
 // follow searches the queries of a later hop. A query that names an unresolved reference of the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -199,4 +200,37 @@ func TestAnalyzerWantingNothingNewStops(t *testing.T) {
 		t.Fatalf("hops %+v: an analyzer repeating a searched query must not cause another hop", s.Hops)
 	}
 	_ = fmt.Sprint()
+}
+
+// titled is a corpus that also finds the titles a question names.
+type titled struct {
+	*corpus
+	titles []string
+}
+
+func (c titled) Mentions(_ context.Context, text string) ([]rag.Reference, error) {
+	var out []rag.Reference
+	for _, t := range c.titles {
+		if strings.Contains(strings.ToLower(text), strings.ToLower(t)) {
+			out = append(out, rag.Reference{Kind: rag.RefMention, Target: t, Text: t})
+		}
+	}
+	return out, nil
+}
+
+func TestFirstHopFetchesTheRulesTheQuestionNames(t *testing.T) {
+	c := titled{newCorpus().
+		add("i'm concentrating on haste and take 22 damage", doc("spellcasting", "Concentration", "Taking damage: Constitution save.")).
+		add("haste", doc("spells", "Haste", "Concentration, up to 1 minute. When the spell ends the target can't move.")), []string{"Haste", "Fireball"}}
+	s, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: &scriptedAnalyzer{}, MaxHops: 3, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "I'm concentrating on haste and take 22 damage"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sections []string
+	for _, d := range s.Context() {
+		sections = append(sections, d.Section)
+	}
+	if len(s.Hops) != 1 || !slices.Contains(sections, "Haste") || !slices.Contains(sections, "Concentration") {
+		t.Fatalf("hops %d, context %v; want Haste fetched in hop 1 beside the search", len(s.Hops), sections)
+	}
 }

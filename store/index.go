@@ -35,19 +35,20 @@ type backend interface {
 
 // index is the shared engine of both stores.
 type index struct {
-	mu       sync.RWMutex
-	emb      embed.Embedder
-	mode     Mode
-	be       backend
-	entries  map[string]*entry
-	order    []*entry // by book, position
-	lex      *bm25
-	parents  map[string][]*entry        // parent ID → children
-	refs     map[string][]rag.Reference // parent ID → outgoing references
-	titles   map[string][]string        // normalised heading → parent IDs (first parent of each section first)
-	pages    map[string][]string        // book\x00page → parent IDs
-	version  string
-	onChange func(ctx context.Context) error // persists (embedded store)
+	mu         sync.RWMutex
+	emb        embed.Embedder
+	mode       Mode
+	be         backend
+	entries    map[string]*entry
+	order      []*entry // by book, position
+	lex        *bm25
+	parents    map[string][]*entry        // parent ID → children
+	refs       map[string][]rag.Reference // parent ID → outgoing references
+	titles     map[string][]string        // normalised heading → parent IDs (first parent of each section first)
+	pages      map[string][]string        // book\x00page → parent IDs
+	version    string
+	titleIndex *ingest.TitleIndex
+	onChange   func(ctx context.Context) error // persists (embedded store)
 }
 
 func newIndex(emb embed.Embedder, mode Mode, be backend) *index {
@@ -100,6 +101,7 @@ func (x *index) rebuild() {
 	}
 	x.version = hex.EncodeToString(h.Sum(nil)[:8])
 	titles := ingest.NewTitleIndex(parentList)
+	x.titleIndex = titles
 	x.refs = make(map[string][]rag.Reference, len(parentList))
 	for i, p := range parentList {
 		x.refs[parentIDs[i]] = append(ingest.ExplicitRefs(p.Text), titles.Mentions(p)...)
@@ -441,4 +443,14 @@ func cosineTop(es []*entry, vec []float32, n int, ok func(*entry) bool) []string
 		ids[i] = h.id
 	}
 	return ids
+}
+
+// Mentions returns the section titles of the books that a text (a question) names.
+func (x *index) Mentions(_ context.Context, text string) ([]rag.Reference, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.titleIndex == nil {
+		return nil, nil
+	}
+	return x.titleIndex.Mentions(ingest.Passage{Text: text}), nil
 }

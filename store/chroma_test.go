@@ -1,0 +1,112 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/internal/chromatest"
+	"github.com/caprag/caprag/rag"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	chromatest.StopShared()
+	os.Exit(code)
+}
+
+var collections atomic.Int64
+
+// openChroma opens a fresh collection on the shared test server.
+func openChroma(t testing.TB, e embed.Embedder, name string) *Chroma {
+	t.Helper()
+	srv := chromatest.Shared(t)
+	if name == "" {
+		name = fmt.Sprintf("test-%d", collections.Add(1))
+	}
+	s, err := OpenChroma(context.Background(), ChromaOptions{URL: srv.URL, Collection: name, Tenant: "default_tenant", Database: "default_database"}, Options{Embedder: e})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestChromaStore(t *testing.T) {
+	conformance(t, func(t *testing.T, e embed.Embedder) Store { return openChroma(t, e, "") })
+}
+
+func TestChromaPersistsAndChecksTheEmbedder(t *testing.T) {
+	ctx := context.Background()
+	e := embed.NewLocal(embed.LocalDims)
+	s := openChroma(t, e, "persist")
+	if err := s.ReplaceBook(ctx, loadBook(t, "core", coreMD)); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := s.Version(ctx)
+	again := openChroma(t, e, "persist")
+	books, _ := again.Books(ctx)
+	v2, _ := again.Version(ctx)
+	docs, err := again.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1})
+	if len(books) != 1 || v2 != v || err != nil || len(docs) != 1 || !strings.Contains(docs[0].Text, "-6 penalty") {
+		t.Fatalf("reopened: books %+v, version %s/%s, docs %+v, %v", books, v, v2, docs, err)
+	}
+	_, err = OpenChroma(ctx, ChromaOptions{URL: chromatest.Shared(t).URL, Collection: "persist", Tenant: "default_tenant", Database: "default_database"}, Options{Embedder: embed.NewLocal(256)})
+	if !errors.Is(err, rag.ErrEmbedderMismatch) {
+		t.Fatalf("other embedder: %v, want ErrEmbedderMismatch", err)
+	}
+}
+
+func TestChromaDown(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	url := "http://" + l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := OpenChroma(ctx, ChromaOptions{URL: url, Collection: "x", Tenant: "default_tenant", Database: "default_database"}, Options{Embedder: embed.NewLocal(64)})
+	if err == nil || !strings.Contains(err.Error(), url) {
+		t.Fatalf("err = %v, want an error naming %s", err, url)
+	}
+}
+
+func TestChromaHungServerRespectsTheDeadline(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := OpenChroma(ctx, ChromaOptions{URL: srv.URL, Collection: "x", Tenant: "default_tenant", Database: "default_database"}, Options{Embedder: embed.NewLocal(64)})
+	if err == nil || !strings.Contains(err.Error(), srv.URL) {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("a hung server held the caller for %s despite its deadline", time.Since(start))
+	}
+}
+
+func TestSRDSingleHopRecallChroma(t *testing.T) {
+	books := srd(t)
+	s := openChroma(t, embed.NewLocal(embed.LocalDims), "srd")
+	fill(t, s, books)
+	r, missed := singleHopRecall(t, s)
+	t.Logf("chroma store: top-5 single-hop recall %.0f%% (missed %v)", 100*r, missed)
+	if r < 0.85 {
+		t.Fatalf("top-5 single-hop recall %.0f%%, want at least 85%% (missed %v)", 100*r, missed)
+	}
+}
