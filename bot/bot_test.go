@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +23,9 @@ import (
 // scripted is a fake rag pipeline: a question containing "follow" takes two hops, "fail" fails
 // after the first hop, "panic" panics; answers are cached by question.
 type scripted struct {
+	// shown, when set, waits until the bot has shown a progress text holding all of subs, so
+	// the hop-2 edit is seen however slow the machine is.
+	shown    func(subs ...string)
 	mu       sync.Mutex
 	cache    map[string]rag.Answer
 	requests []rag.Request
@@ -63,11 +68,15 @@ func (s *scripted) Answer(ctx context.Context, req rag.Request) (rag.Answer, err
 	}
 	hops := []rag.Hop{{N: 1, Queries: []string{q}, Found: 3, New: 3}}
 	progress(rag.Progress{Stage: rag.HopFinished, Hop: hops[0]})
-	if strings.Contains(q, "follow") {
+	if strings.Contains(q, "follow") || strings.Contains(q, "two hops") {
 		time.Sleep(60 * time.Millisecond) // let a progress edit through
 		h2 := rag.Hop{N: 2, Queries: []string{"Rapid Strike"}, Following: []string{"Rapid Strike", "Cinematic Combat"}}
 		progress(rag.Progress{Stage: rag.HopStarted, Hop: h2})
-		time.Sleep(60 * time.Millisecond)
+		if s.shown != nil && strings.Contains(q, "follow") {
+			s.shown(req.Question, "Hop 2 — following")
+		} else {
+			time.Sleep(60 * time.Millisecond)
+		}
 		h2.Found, h2.New, h2.Sufficient = 2, 1, true
 		progress(rag.Progress{Stage: rag.HopFinished, Hop: h2})
 		hops = append(hops, h2)
@@ -106,8 +115,31 @@ type harness struct {
 
 func start(t testing.TB, mod func(*config.Config)) *harness {
 	t.Helper()
-	ans := &scripted{}
+	// shown looks at the fake's requests; the fake exists once the bot runs (an atomic pointer:
+	// the race detector does not see the gateway's socket as synchronisation).
+	var fdp atomic.Pointer[fakediscord.Server]
+	ans := &scripted{shown: func(subs ...string) {
+		seen := 0
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			fd := fdp.Load()
+			if fd == nil {
+				continue
+			}
+			reqs := fd.Requests()
+			for _, r := range reqs[seen:] {
+				all := r.Method == "PATCH"
+				for _, sub := range subs {
+					all = all && bytes.Contains(r.Body, []byte(sub))
+				}
+				if all {
+					return
+				}
+			}
+			seen = len(reqs)
+		}
+	}}
 	h := startWith(t, mod, ans)
+	fdp.Store(h.fd)
 	h.ans = ans
 	return h
 }
@@ -204,7 +236,7 @@ func decode(t testing.TB, r fakediscord.Request) message {
 func (h *harness) finalEdit(t testing.TB, token string) (message, []fakediscord.Request) {
 	t.Helper()
 	var final message
-	reqs := h.fd.Wait(t, 20*time.Second, "the answer of "+token, func(rs []fakediscord.Request) bool {
+	reqs := h.fd.Wait(t, 60*time.Second, "the answer of "+token, func(rs []fakediscord.Request) bool {
 		for _, r := range fakediscord.ForToken(rs, token) {
 			if r.Method == "PATCH" && r.Status == 200 {
 				if m := decode(t, r); len(m.Embeds) > 0 || strings.HasPrefix(m.Content, "⚠️") {
@@ -463,9 +495,7 @@ func TestButtonsAndThreadFollowUps(t *testing.T) {
 		t.Fatalf("modal %s", fakediscord.ForToken(reqs, tk)[0].Body)
 	}
 	// …whose answer goes to a thread started on the answer, with the earlier question.
-	_, tk, p := h.fd.Interaction(5, channel, map[string]any{"custom_id": "caprag:ask:" + answerID, "components": []any{
-		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "question", "value": "and against two foes?"}}},
-	}}, nil)
+	_, tk, p := h.fd.Interaction(5, channel, fakediscord.ModalSubmit("caprag:ask:"+answerID, "question", "and against two foes?"), nil)
 	h.fd.Dispatch("INTERACTION_CREATE", p)
 	thread := answerID
 	h.finalEditIn(t, thread, 1)
@@ -482,6 +512,17 @@ func TestButtonsAndThreadFollowUps(t *testing.T) {
 	req := h.ans.last()
 	if len(req.History) != 1 || req.History[0].Question != "How does Rapid Strike work?" {
 		t.Fatalf("follow-up history %+v", req.History)
+	}
+	// The thread's answer is to the rewritten question, which uses the earlier one.
+	var shown bool
+	for _, r := range reqs {
+		if r.Method == "PATCH" && strings.HasPrefix(r.Path, "/channels/"+thread+"/messages/") &&
+			strings.Contains(string(r.Body), "How does Rapid Strike work? — and against two foes?") {
+			shown = true
+		}
+	}
+	if !shown {
+		t.Fatal("the thread's answer does not show the rewritten question")
 	}
 
 	// A message in the thread mentioning the bot is a follow-up too, with both turns.
@@ -510,7 +551,7 @@ func TestConcurrentRules(t *testing.T) {
 	began := time.Now()
 	tokens := make([]string, n)
 	for i := range tokens {
-		tokens[i] = h.rule(fmt.Sprintf("question %d follow", i))
+		tokens[i] = h.rule(fmt.Sprintf("question %d, two hops", i))
 	}
 	for _, tk := range tokens {
 		final, _ := h.finalEdit(t, tk)
@@ -608,9 +649,7 @@ func TestReplyFollowUpsNeedMessageContent(t *testing.T) {
 			h.finalEdit(t, token)
 			answerID := h.fd.Original(token)
 			// Open the thread through the follow-up modal.
-			_, _, p := h.fd.Interaction(5, "", map[string]any{"custom_id": "caprag:ask:" + answerID, "components": []any{
-				map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "question", "value": "and two foes?"}}},
-			}}, nil)
+			_, _, p := h.fd.Interaction(5, "", fakediscord.ModalSubmit("caprag:ask:"+answerID, "question", "and two foes?"), nil)
 			h.fd.Dispatch("INTERACTION_CREATE", p)
 			h.fd.Wait(t, 10*time.Second, "the modal's answer", func([]fakediscord.Request) bool {
 				h.ans.mu.Lock()

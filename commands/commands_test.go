@@ -2,10 +2,13 @@ package commands
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/caprag/caprag/rag"
 )
@@ -103,6 +106,67 @@ func TestAnswerEmbedsFitDiscordLimits(t *testing.T) {
 		}
 		if size > 6000 || len(e.Description) > 4096 {
 			t.Fatalf("part %d: %d characters", n, size)
+		}
+	}
+}
+
+func TestTokenExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)
+	h := New(Options{Now: func() time.Time { return now }})
+	snowflake := func(at time.Time) string {
+		return fmt.Sprint((at.UnixMilli() - 1420070400000) << 22)
+	}
+	// Created five minutes ago: ten minutes of token left, less the margin.
+	if got := h.expiry(&discordgo.Interaction{ID: snowflake(now.Add(-5 * time.Minute))}); !got.Equal(now.Add(-5 * time.Minute).Add(tokenLife)) {
+		t.Fatalf("expiry %s", got)
+	}
+	// An implausible id counts from receipt.
+	if got := h.expiry(&discordgo.Interaction{ID: "300000000000000005"}); !got.Equal(now.Add(tokenLife)) {
+		t.Fatalf("expiry %s", got)
+	}
+}
+
+// refuse is a Responder that fails the test on any call.
+type refuse struct{ t *testing.T }
+
+func (r refuse) Respond(context.Context, *discordgo.Interaction, *discordgo.InteractionResponse) error {
+	r.t.Fatal("unexpected Respond")
+	return nil
+}
+func (r refuse) EditResponse(context.Context, *discordgo.Interaction, *discordgo.WebhookEdit) (*discordgo.Message, error) {
+	r.t.Fatal("unexpected EditResponse")
+	return nil, nil
+}
+func (r refuse) Followup(context.Context, *discordgo.Interaction, *discordgo.WebhookParams) (*discordgo.Message, error) {
+	r.t.Fatal("unexpected Followup")
+	return nil, nil
+}
+func (r refuse) StartThread(context.Context, string, string, string) (*discordgo.Channel, error) {
+	r.t.Fatal("unexpected StartThread")
+	return nil, nil
+}
+func (r refuse) Send(context.Context, string, *discordgo.MessageSend) (*discordgo.Message, error) {
+	r.t.Fatal("unexpected Send")
+	return nil, nil
+}
+func (r refuse) Edit(context.Context, *discordgo.MessageEdit) (*discordgo.Message, error) {
+	r.t.Fatal("unexpected Edit")
+	return nil, nil
+}
+
+func TestMessagesTheBotIgnores(t *testing.T) {
+	h := New(Options{})
+	bot := &discordgo.User{ID: "1", Bot: true}
+	player := &discordgo.User{ID: "2"}
+	for name, m := range map[string]*discordgo.Message{
+		"own message":        {Author: bot, Content: "hi", Mentions: []*discordgo.User{bot}},
+		"other bot":          {Author: &discordgo.User{ID: "3", Bot: true}, Mentions: []*discordgo.User{bot}},
+		"no mention":         {Author: player, Content: "grapple?"},
+		"reply, no content":  {Author: player, ReferencedMessage: &discordgo.Message{Author: bot}},
+		"mention of someone": {Author: player, Content: "<@2> hi", Mentions: []*discordgo.User{player}},
+	} {
+		if err := h.Message(context.Background(), refuse{t}, m, "1"); err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
 	}
 }

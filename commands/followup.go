@@ -142,13 +142,9 @@ func (h *Handler) followup(ctx context.Context, r Responder, threadID, replyTo s
 	if err := s.progress(ctx, lookingUp); err != nil {
 		return fmt.Errorf("follow-up: %w", err)
 	}
-	a := ask{question: question, history: c.history(), books: c.books, strategy: c.strategy, user: user, channelID: threadID, threadID: threadID}
-	rec, err := h.answer(ctx, a, s)
-	if err != nil {
-		return err
-	}
-	c.add(rag.Turn{Question: rec.Answer.Question, Answer: rec.Answer.Text})
-	return nil
+	a := ask{question: question, history: c.history(), books: c.books, strategy: c.strategy, user: user, channelID: threadID, threadID: threadID, conv: c}
+	_, err := h.answer(ctx, a, s)
+	return err
 }
 
 // lookingUp is the first text of a reply posted in a channel, before the first hop.

@@ -25,6 +25,27 @@ type ask struct {
 	// channelID is where the answer is shown; threadID the follow-up thread it belongs to.
 	channelID string
 	threadID  string
+	// conv is the follow-up thread the question belongs to (nil outside one); the answer is
+	// added to it before it is shown, so the next follow-up sees it.
+	conv *conversation
+	// expires is when the reply can no longer be edited (the interaction token's end); zero
+	// for replies posted as channel messages.
+	expires time.Time
+}
+
+// tokenLife is how long an interaction token lets the bot edit its reply (15 minutes), less a
+// margin for the final edit.
+const tokenLife = 15*time.Minute - 30*time.Second
+
+// expiry returns when the interaction's token stops working: 15 minutes after the interaction
+// was created (its snowflake's time), or after it was received when that time is implausible.
+func (h *Handler) expiry(i *discordgo.Interaction) time.Time {
+	now := h.opt.Now()
+	created, err := discordgo.SnowflakeTimestamp(i.ID)
+	if err != nil || created.After(now.Add(time.Minute)) || created.Before(now.Add(-tokenLife)) {
+		created = now
+	}
+	return created.Add(tokenLife)
 }
 
 // sink is where an answer's reply is shown: an interaction's original response, or a message
@@ -56,6 +77,7 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 		}
 	}
 	a.user = UserID(i)
+	a.expires = h.expiry(i)
 	if msg := checkQuestion(a.question); msg != "" {
 		return Ephemeral(ctx, r, i, msg)
 	}
@@ -81,16 +103,10 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 	}
 	a.channelID = i.ChannelID
 	if c != nil {
-		a.threadID = i.ChannelID
+		a.threadID, a.conv = i.ChannelID, c
 	}
-	rec, err := h.answer(ctx, a, &interactionSink{r: r, i: i})
-	if err != nil {
-		return err
-	}
-	if c != nil {
-		c.add(rag.Turn{Question: rec.Answer.Question, Answer: rec.Answer.Text})
-	}
-	return nil
+	_, err := h.answer(ctx, a, &interactionSink{r: r, i: i})
+	return err
 }
 
 // checkQuestion returns what is wrong with a question, or "".
@@ -108,7 +124,11 @@ func checkQuestion(q string) string {
 // answer runs the pipeline with progress shown in s, then shows the answer (or the error).
 func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	start := h.opt.Now()
-	ctx, cancel := context.WithTimeout(ctx, h.opt.AnswerTimeout)
+	deadline := start.Add(h.opt.AnswerTimeout)
+	if !a.expires.IsZero() && a.expires.Add(-20*time.Second).Before(deadline) {
+		deadline = a.expires.Add(-20 * time.Second)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	th := newThrottle(ctx, h.opt.EditInterval, func(ctx context.Context, text string) {
 		if err := s.progress(ctx, text); err != nil {
@@ -142,6 +162,9 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	}
 	if ans.Elapsed == 0 {
 		ans.Elapsed = h.opt.Now().Sub(start)
+	}
+	if a.conv != nil {
+		a.conv.add(rag.Turn{Question: ans.Question, Answer: ans.Text})
 	}
 	parts := answerEmbeds(ans)
 	msg, err := s.final(fctx, parts, answerButtons(a.private))

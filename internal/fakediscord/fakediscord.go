@@ -491,3 +491,10 @@ func ForToken(reqs []Request, token string) []Request {
 	}
 	return out
 }
+
+// ModalSubmit builds the data of a modal submission with one text input.
+func ModalSubmit(customID, inputID, value string) map[string]any {
+	return map[string]any{"custom_id": customID, "components": []any{
+		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": inputID, "value": value}}},
+	}}
+}
