@@ -162,7 +162,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 		if v, ok := p.cache.Get(key); ok {
 			a := v.(Answer)
 			a.Cached = true
-			a.Question = req.Question
+			a.Question = question
 			a.LLMCalls = llmCalls
 			a.Elapsed = time.Since(start)
 			return Result{Answer: a}, nil
@@ -179,7 +179,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	if shared {
 		res.Answer.Sources = slices.Clone(res.Answer.Sources)
 	}
-	res.Answer.Question = req.Question
+	res.Answer.Question = question // the standalone rewrite for a follow-up
 	res.Answer.LLMCalls += llmCalls
 	res.Answer.Elapsed = time.Since(start)
 	return res, nil

@@ -58,9 +58,17 @@ func Open(ctx context.Context, cfg config.Config) (Store, error) {
 	opts := Options{Embedder: e}
 	switch cfg.VectorStore {
 	case "chroma":
-		return OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase}, opts)
+		s, err := OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase}, opts)
+		if err != nil {
+			return nil, err // not a nil *Chroma in a non-nil Store
+		}
+		return s, nil
 	case "embedded", "":
-		return OpenEmbedded(ctx, filepath.Join(cfg.DataDir, "books"), opts)
+		s, err := OpenEmbedded(ctx, filepath.Join(cfg.DataDir, "books"), opts)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	return nil, fmt.Errorf("VECTOR_STORE=%q is not valid: accepted values are embedded, chroma", cfg.VectorStore)
 }

@@ -2,6 +2,9 @@ package uselite
 
 import (
 	"context"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 	"math"
 	"runtime"
 	"sync"
@@ -13,84 +16,91 @@ const Dims = 512
 // Tokens returns the token ids of a text (for tests and diagnostics).
 func (m *Model) Tokens(text string) []int { return m.tok.encode(text) }
 
-// Embed returns the L2-normalised vector of each text, embedding texts in parallel on all cores.
+// batchTokens is about how many tokens go through the matrix products together.
+const batchTokens = 2048
+
+// Embed returns the L2-normalised vector of each text. Texts are grouped into batches whose
+// tokens go through each matrix product together (attention stays within each text); the
+// products run on all cores.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	workers := min(runtime.GOMAXPROCS(0), len(texts))
-	var (
-		wg   sync.WaitGroup
-		next = make(chan int)
-	)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i] = m.embedOne(texts[i])
-			}
-		}()
-	}
-	var err error
-	for i := range texts {
-		if err = ctx.Err(); err != nil {
-			break
+	ids := make([][]int, len(texts))
+	for i, t := range texts {
+		ids[i] = m.tok.encode(t)
+		if len(ids[i]) > m.maxLen {
+			ids[i] = ids[i][:m.maxLen]
 		}
-		next <- i
 	}
-	close(next)
-	wg.Wait()
-	if err != nil {
-		return nil, err
+	for start := 0; start < len(texts); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		end, n := start, 0
+		for end < len(texts) && (end == start || n+len(ids[end]) <= batchTokens) {
+			n += len(ids[end])
+			end++
+		}
+		copy(out[start:end], m.embedBatch(ids[start:end]))
+		start = end
 	}
 	return out, nil
 }
 
-// embedOne runs the graph for one sentence; tokens past the 128th are dropped, as the graph
-// does. (The unknown piece, id 0, is a token like any other: the graph's padding value is -1.)
-func (m *Model) embedOne(text string) []float32 {
-	ids := m.tok.encode(text)
-	if len(ids) > m.maxLen {
-		ids = ids[:m.maxLen]
+// embedBatch runs the graph for a batch of tokenised texts.
+func (m *Model) embedBatch(ids [][]int) [][]float32 {
+	var segs []segment
+	n := 0
+	for _, t := range ids {
+		segs = append(segs, segment{n, len(t)})
+		n += len(t)
 	}
-	toks := ids
-	n := len(toks)
-	v := make([]float32, Dims)
+	out := make([][]float32, len(ids))
 	if n == 0 {
-		// The graph's mean over no tokens is zero; tanh(bias) is what remains.
-		copy(v, m.tanh.b)
-		for i := range v {
-			v[i] = float32(math.Tanh(float64(v[i])))
+		for i := range out {
+			out[i] = m.pool(nil, segment{})
 		}
-		l2(v)
-		return v
+		return out
 	}
 	// Input: twice the token embedding plus the timing signal of the token's position.
 	d := m.embDim
-	x := make([]float32, n*d)
 	half := d / 2
-	for t := 0; t < n; t++ {
-		e := m.emb[toks[t]*d : (toks[t]+1)*d]
-		row := x[t*d : (t+1)*d]
-		for j := 0; j < half; j++ {
-			a := float32(t) * m.timing[j]
-			row[j] = 2*e[j] + float32(math.Sin(float64(a)))
-			row[half+j] = 2*e[half+j] + float32(math.Cos(float64(a)))
+	x := make([]float32, n*d)
+	for si, sg := range segs {
+		for p := 0; p < sg.n; p++ {
+			tok := ids[si][p]
+			e := m.emb[tok*d : (tok+1)*d]
+			row := x[(sg.start+p)*d : (sg.start+p+1)*d]
+			for j := 0; j < half; j++ {
+				a := float32(p) * m.timing[j]
+				row[j] = 2*e[j] + float32(math.Sin(float64(a)))
+				row[half+j] = 2*e[half+j] + float32(math.Cos(float64(a)))
+			}
 		}
 	}
 	// Layer 0 works on 256-wide inputs; its residual is projected to 512.
-	h := m.layers[0].forward(x, n, m.dense.apply(x, n))
-	h = m.layers[1].forward(h, n, h)
-	// Mean over tokens, tanh layer, L2 norm.
+	h := m.layers[0].forward(x, n, segs, m.dense.apply(x, n))
+	h = m.layers[1].forward(h, n, segs, h)
+	for i, sg := range segs {
+		out[i] = m.pool(h, sg)
+	}
+	return out
+}
+
+type segment struct{ start, n int }
+
+// pool is the mean over a text's tokens, the tanh layer and the L2 norm. A text without tokens
+// has a zero mean, as in the graph.
+func (m *Model) pool(h []float32, sg segment) []float32 {
 	mean := make([]float32, Dims)
-	for t := 0; t < n; t++ {
+	for t := sg.start; t < sg.start+sg.n; t++ {
 		for j := 0; j < Dims; j++ {
 			mean[j] += h[t*Dims+j]
 		}
 	}
 	for j := range mean {
-		mean[j] /= float32(n)
+		mean[j] /= float32(max(sg.n, 1))
 	}
-	v = m.tanh.apply(mean, 1)
+	v := m.tanh.apply(mean, 1)
 	for i := range v {
 		v[i] = float32(math.Tanh(float64(v[i])))
 	}
@@ -110,25 +120,18 @@ func l2(v []float32) {
 	}
 }
 
-// apply computes x·W + b for n rows.
+// apply computes x·W + b for n rows, with gonum's pure-Go SGEMM (assembly kernels, parallel
+// blocks).
 func (l linear) apply(x []float32, n int) []float32 {
 	out := make([]float32, n*l.out)
 	for t := 0; t < n; t++ {
-		row := out[t*l.out : (t+1)*l.out]
-		copy(row, l.b)
-		in := x[t*l.in : (t+1)*l.in]
-		for i, xi := range in {
-			if xi == 0 {
-				continue
-			}
-			w := l.w[i*l.out : (i+1)*l.out]
-			for j, wj := range w {
-				row[j] += xi * wj
-			}
-		}
+		copy(out[t*l.out:(t+1)*l.out], l.b)
 	}
+	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, n, l.out, l.in, 1, x, l.in, l.w, l.out, 1, out, l.out)
 	return out
 }
+
+var blasImpl gonum.Implementation
 
 func (nm norm) apply(x []float32, n, d int) []float32 {
 	out := make([]float32, n*d)
@@ -154,44 +157,29 @@ func (nm norm) apply(x []float32, n, d int) []float32 {
 }
 
 // forward runs one transformer layer (pre-norm attention and feed-forward, each with a
-// residual) on n tokens of width in; residual is the 512-wide input to add after attention.
-func (l layer) forward(x []float32, n int, residual []float32) []float32 {
+// residual) on n tokens of width in; attention stays within each segment (text); residual is
+// the 512-wide input to add after attention.
+func (l layer) forward(x []float32, n int, segs []segment, residual []float32) []float32 {
 	in := l.qkv.in
 	a := l.ln1.apply(x, n, in)
 	qkv := l.qkv.apply(a, n) // [n, 3*in]: q | k | v
 	ctxv := make([]float32, n*in)
-	scores := make([]float32, n)
-	for h := 0; h < l.heads; h++ {
-		off := h * l.depth
-		for i := 0; i < n; i++ {
-			q := qkv[i*3*in+off : i*3*in+off+l.depth]
-			maxs := float32(math.Inf(-1))
-			for j := 0; j < n; j++ {
-				k := qkv[j*3*in+in+off : j*3*in+in+off+l.depth]
-				var s float32
-				for c, qc := range q {
-					s += qc * l.scale * k[c]
-				}
-				scores[j] = s
-				if s > maxs {
-					maxs = s
-				}
+	var wg sync.WaitGroup
+	work := make(chan segment)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for sg := range work {
+				l.attend(qkv, ctxv, sg)
 			}
-			var sum float32
-			for j := 0; j < n; j++ {
-				scores[j] = float32(math.Exp(float64(scores[j] - maxs)))
-				sum += scores[j]
-			}
-			out := ctxv[i*in+off : i*in+off+l.depth]
-			for j := 0; j < n; j++ {
-				w := scores[j] / sum
-				vv := qkv[j*3*in+2*in+off : j*3*in+2*in+off+l.depth]
-				for c, vc := range vv {
-					out[c] += w * vc
-				}
-			}
-		}
+		}()
 	}
+	for _, sg := range segs {
+		work <- sg
+	}
+	close(work)
+	wg.Wait()
 	att := l.out.apply(ctxv, n)
 	for i := range att {
 		att[i] += residual[i]
@@ -207,4 +195,43 @@ func (l layer) forward(x []float32, n int, residual []float32) []float32 {
 		f[i] += att[i]
 	}
 	return f
+}
+
+// attend computes scaled dot-product attention of one text's tokens over themselves.
+func (l layer) attend(qkv, ctxv []float32, sg segment) {
+	in := l.qkv.in
+	scores := make([]float32, sg.n)
+	for h := 0; h < l.heads; h++ {
+		off := h * l.depth
+		for i := sg.start; i < sg.start+sg.n; i++ {
+			q := qkv[i*3*in+off : i*3*in+off+l.depth]
+			maxs := float32(math.Inf(-1))
+			for j := 0; j < sg.n; j++ {
+				t := sg.start + j
+				k := qkv[t*3*in+in+off : t*3*in+in+off+l.depth]
+				var s float32
+				for c, qc := range q {
+					s += qc * l.scale * k[c]
+				}
+				scores[j] = s
+				if s > maxs {
+					maxs = s
+				}
+			}
+			var sum float32
+			for j := range scores {
+				scores[j] = float32(math.Exp(float64(scores[j] - maxs)))
+				sum += scores[j]
+			}
+			out := ctxv[i*in+off : i*in+off+l.depth]
+			for j := range scores {
+				w := scores[j] / sum
+				t := sg.start + j
+				vv := qkv[t*3*in+2*in+off : t*3*in+2*in+off+l.depth]
+				for c, vc := range vv {
+					out[c] += w * vc
+				}
+			}
+		}
+	}
 }
