@@ -18,6 +18,7 @@ var (
 	Strategies          = []string{"multi-hop", "multi-question"}
 	VectorStores        = []string{"embedded", "chroma"}
 	EmbeddingsProviders = []string{"local", "openai", "ollama", "use-lite"}
+	SearchModes         = []string{"hybrid", "lexical", "vector"}
 	LLMProviders        = []string{"openai", "ollama", "anthropic", "offline"}
 	LogLevels           = []string{"debug", "info", "warn", "error"}
 	LogFormats          = []string{"text", "json"}
@@ -39,6 +40,8 @@ type Config struct {
 	// EmbeddingsModelDir holds the USE-Lite model files; empty means DATA_DIR/models/use-lite.
 	EmbeddingsModelDir string `envconfig:"EMBEDDINGS_MODEL_DIR"`
 	TopK               int    `envconfig:"TOP_K" default:"5"`
+	// SearchMode is the ranking: BM25 and vectors fused (hybrid), or one of them alone.
+	SearchMode string `envconfig:"SEARCH_MODE" default:"hybrid"`
 
 	// Models.
 	// LLMProvider is empty when unset: Load picks openai, anthropic or offline from the keys.
@@ -174,6 +177,7 @@ func (c Config) Validate() error {
 	oneOf("RETRIEVAL_STRATEGY", c.RetrievalStrategy, Strategies)
 	oneOf("VECTOR_STORE", c.VectorStore, VectorStores)
 	oneOf("EMBEDDINGS_PROVIDER", c.EmbeddingsProvider, EmbeddingsProviders)
+	oneOf("SEARCH_MODE", c.SearchMode, SearchModes)
 	oneOf("LLM_PROVIDER", c.LLMProvider, LLMProviders)
 	oneOf("LOG_LEVEL", c.LogLevel, LogLevels)
 	oneOf("LOG_FORMAT", c.LogFormat, LogFormats)

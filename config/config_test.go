@@ -39,6 +39,7 @@ func TestInvalidSettingsNameVariableAndAcceptedValues(t *testing.T) {
 	cases := []struct{ name, value, want string }{
 		{"RETRIEVAL_STRATEGY", "single-pass", "multi-hop, multi-question"},
 		{"VECTOR_STORE", "pinecone", "embedded, chroma"},
+		{"SEARCH_MODE", "semantic", "hybrid, lexical, vector"},
 		{"MAX_HOPS", "0", "from 1 to 10"},
 		{"MAX_HOPS", "three", "whole number"},
 		{"CACHE_TTL", "forever", "duration"},

@@ -55,7 +55,7 @@ func Open(ctx context.Context, cfg config.Config) (Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := Options{Embedder: e}
+	opts := Options{Embedder: e, Mode: Mode(cfg.SearchMode)}
 	switch cfg.VectorStore {
 	case "chroma":
 		s, err := OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase}, opts)
