@@ -150,6 +150,9 @@ type OfflineAnalyzer struct{}
 // Analyze implements Analyzer.
 func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, error) {
 	q := termSet(in.Question)
+	// When the passage found first already holds (nearly) all the question's words, it answers
+	// the question: only explicit references are worth following from there.
+	covered := coverage(q, in.Documents, in.DocRank, in.DocHop) >= coveredShare
 	type cand struct {
 		target string
 		score  int
@@ -172,12 +175,16 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		if from < len(in.Documents) {
 			d = in.Documents[from]
 		}
-		overlap := false
+		overlap, full := false, true
 		for t := range termSet(h.Target) {
 			if q[t] {
 				overlap = true
-				break
+			} else {
+				full = false
 			}
+		}
+		if h.Kind == RefMention {
+			overlap = overlap && full
 		}
 		score := 0
 		switch h.Kind {
@@ -187,6 +194,9 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 			}
 			score = 6 - rank
 		case RefMention:
+			if covered {
+				continue
+			}
 			rel := sentenceOverlap(q, d.Text, h.Target)
 			switch {
 			case overlap && rank <= 2:
@@ -219,6 +229,9 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 	a.Sufficient = len(a.NewQueries) == 0
 	return a, nil
 }
+
+// coveredShare is the share of the question's words the first passage must hold to answer it.
+var coveredShare = 0.65
 
 // analyzerThreshold is the score a reference needs to be followed.
 var analyzerThreshold = 1
@@ -335,4 +348,27 @@ func (OfflineRewriter) Rewrite(_ context.Context, followUp string, history []Tur
 		return followUp, nil
 	}
 	return strings.TrimSpace(followUp) + " (about: " + strings.TrimSpace(prev) + ")", nil
+}
+
+// coverage is the share of the question's terms found in the documents ranked at most maxRank.
+func coverage(q map[string]bool, docs []Document, ranks, hops []int) float64 {
+	if len(q) == 0 {
+		return 1
+	}
+	have := map[string]bool{}
+	for i, d := range docs {
+		if i < len(ranks) && ranks[i] > 0 || i < len(hops) && hops[i] > 1 {
+			continue
+		}
+		for t := range termSet(d.Section + " " + d.Text) {
+			have[t] = true
+		}
+	}
+	n := 0
+	for t := range q {
+		if have[t] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(q))
 }
