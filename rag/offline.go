@@ -203,6 +203,9 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 				score = 5 - rank
 			case hop == 1 && rank <= 1 && rel >= 2 && h.Book != "" && h.Book != d.Book:
 				score = rel - rank
+			case hop == 1 && rank == 0 && rel >= 1 && h.Book != "" && h.Book != d.Book:
+				// The best passage names a rule of another book in a sentence about the question.
+				score = 1
 			default:
 				continue
 			}
