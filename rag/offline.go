@@ -203,7 +203,7 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 				score = 5 - rank
 			case hop == 1 && rank <= 1 && rel >= 2 && h.Book != "" && h.Book != d.Book:
 				score = rel - rank
-			case hop == 1 && rank == 0 && rel >= 1 && h.Book != "" && h.Book != d.Book:
+			case hop == 1 && rank <= 0 && rel >= 1 && h.Book != "" && h.Book != d.Book:
 				// The best passage names a rule of another book in a sentence about the question.
 				score = 1
 			default:
@@ -227,6 +227,13 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 			continue
 		}
 		a.NewQueries = append(a.NewQueries, c.target)
+	}
+	// First decision, question not answered by the best passage: also search the question in
+	// the rulebooks' words when players' words were recognised in it.
+	if !covered && len(in.Asked) <= 1 {
+		if r := rulesPhrasing(in.Question); r != "" && !asked[strings.ToLower(r)] {
+			a.NewQueries = append(a.NewQueries, r)
+		}
 	}
 	a.Following = a.NewQueries
 	a.Sufficient = len(a.NewQueries) == 0
@@ -374,4 +381,21 @@ func coverage(q map[string]bool, docs []Document, ranks, hops []int) float64 {
 		}
 	}
 	return float64(n) / float64(len(q))
+}
+
+
+// rulesPhrasing is the question's content words preceded by the rulebooks' words for the
+// players' words found in it, or "" when none is found.
+func rulesPhrasing(question string) string {
+	low := strings.ToLower(question)
+	var mapped []string
+	for _, p := range rulesWords {
+		if containsWord(low, p[0]) {
+			mapped = append(mapped, p[1])
+		}
+	}
+	if len(mapped) == 0 {
+		return ""
+	}
+	return strings.Join(append(mapped, contentWords(question)...), " ")
 }
