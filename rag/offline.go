@@ -383,7 +383,6 @@ func coverage(q map[string]bool, docs []Document, ranks, hops []int) float64 {
 	return float64(n) / float64(len(q))
 }
 
-
 // rulesPhrasing is the question's content words preceded by the rulebooks' words for the
 // players' words found in it, or "" when none is found.
 func rulesPhrasing(question string) string {
