@@ -122,7 +122,7 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 	for _, p := range ps {
 		t := lastHeading(p.Section)
 		key := NormalizeTitle(t)
-		if len(key) < 4 || genericTitles[key] || ordinalLevel.MatchString(key) {
+		if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
 			continue
 		}
 		if old, ok := all[key]; ok {

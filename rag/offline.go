@@ -194,7 +194,7 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 			}
 			score = 6 - rank
 		case RefMention:
-			if covered {
+			if covered && !(overlap && rank == 0 && h.Book != "" && h.Book != d.Book) {
 				continue
 			}
 			rel := sentenceOverlap(q, d.Text, h.Target)
