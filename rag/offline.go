@@ -66,6 +66,10 @@ var rulesWords = [][2]string{
 	{"two weapons", "two-weapon fighting"}, {"dual wield", "two-weapon fighting"}, {"run away", "disengage"},
 	{"flee", "disengage opportunity attack"}, {"free attack", "opportunity attack"}, {"concentrating", "concentration"},
 	{"invisible", "invisible condition"}, {"poison", "poisoned"}, {"stun", "stunned"}, {"frozen", "paralyzed"},
+	{"venom", "poison poisoned"}, {"terrifying", "frightful frightened"}, {"terrified", "frightened"},
+	{"fog", "fog heavily obscured"}, {"helmet", "helm"}, {"float", "levitate"}, {"hover", "levitate"},
+	{"free swing", "opportunity attack"}, {"in place", "paralyzed restrained"}, {"stuck", "adhesive grappled restrained"},
+	{"tired", "exhaustion"}, {"slept", "exhaustion long rest"},
 }
 
 // Expand returns up to max variants: the content words alone, the question in the rulebooks'
