@@ -153,7 +153,8 @@ type OfflineAnalyzer struct{}
 
 // Analyze implements Analyzer.
 func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, error) {
-	q := termSet(in.Question)
+	// The question's words, with the rulebooks' words for the players' words found in it.
+	q := termSet(in.Question + " " + rulesPhrasing(in.Question))
 	// When the passage found first already holds (nearly) all the question's words, it answers
 	// the question: only explicit references are worth following from there.
 	covered := coverage(q, in.Documents, in.DocRank, in.DocHop) >= coveredShare
