@@ -5,20 +5,36 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/caprag/caprag/rag"
 )
 
+// record returns the record of an answer message. The record is stored just after the message
+// is sent (its ID comes back with it), so a click that arrives in that instant waits for it
+// briefly rather than being told the answer is forgotten.
+func (h *Handler) record(ctx context.Context, msgID string) *record {
+	for try := 0; try < 50; try++ {
+		if v, ok := h.answers.Get(msgID); ok {
+			return v.(*record)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // button handles the answer buttons.
 func (h *Handler) button(ctx context.Context, r Responder, i *discordgo.Interaction) error {
 	id := i.MessageComponentData().CustomID
 	var rec *record
 	if i.Message != nil {
-		if v, ok := h.answers.Get(i.Message.ID); ok {
-			rec = v.(*record)
-		}
+		rec = h.record(ctx, i.Message.ID)
 	}
 	if rec == nil {
 		return Ephemeral(ctx, r, i, "I no longer remember that answer (the bot restarted or it is too old). Ask again with /rule.")

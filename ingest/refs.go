@@ -10,7 +10,7 @@ import (
 
 var (
 	pageRef     = regexp.MustCompile(`(?i)\b(?:pp?\.\s?|pages?\s+)([A-Z]?\d{1,4})(?:\s*[-–]\s*[A-Z]?\d{1,4})?\b`)
-	seeParen    = regexp.MustCompile(`(?i)\(\s*see\s+(?:also\s+)?([^)]{2,80})\)`)
+	seeParen    = regexp.MustCompile(`(?i)\(\s*(?:see|(?:as\s+)?(?:described|explained|defined|detailed)\s+in)\s+(?:also\s+)?([^)]{2,80})\)`)
 	seeSentence = regexp.MustCompile(`(?:^|[.!?]\s+)See\s+(?:also\s+)?([^.;\n]{2,80})`)
 	seeTrim     = regexp.MustCompile(`(?i)^(?:the|a|an)\s+|\s+(?:below|above|later|earlier|for details|for more information|in this chapter|in chapter \d+)$`)
 )
@@ -122,7 +122,7 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 	for _, p := range ps {
 		t := lastHeading(p.Section)
 		key := NormalizeTitle(t)
-		if len(key) < 4 || genericTitles[key] || ordinalLevel.MatchString(key) {
+		if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
 			continue
 		}
 		if old, ok := all[key]; ok {

@@ -16,10 +16,11 @@ type Hint struct {
 // Unresolved returns the references of the documents whose targets are not among the
 // documents' own sections (or pages), in context order, each target once.
 func Unresolved(docs []Document) []Hint {
-	have := map[string]bool{}
+	have, exact := map[string]bool{}, map[string]bool{}
 	for _, d := range docs {
 		for _, h := range strings.Split(d.Section, " > ") {
 			have[foldTitle(h)] = true
+			exact[wordsOf(h)] = true
 		}
 		if d.Page > 0 {
 			have["page\x00"+d.Book+"\x00"+strconv.Itoa(d.Page)] = true
@@ -30,10 +31,16 @@ func Unresolved(docs []Document) []Hint {
 	for i, d := range docs {
 		for _, r := range d.Refs {
 			k := foldTitle(r.Target)
+			in := have
+			if r.Kind == RefSee {
+				// An explicit reference names its section exactly: "grappled (see ...)" in
+				// Grappling points at Grappled, which folding would confuse with Grappling.
+				k, in = wordsOf(r.Target), exact
+			}
 			if r.Kind == RefPage {
 				k = "page\x00" + firstNonEmpty(r.Book, d.Book) + "\x00" + strings.TrimLeft(r.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 			}
-			if k == "" || have[k] || seen[k] || coveredByPrefix(have, k) {
+			if k == "" || in[k] || seen[k] || coveredByPrefix(in, k) {
 				continue
 			}
 			seen[k] = true
@@ -84,4 +91,9 @@ func fold(w string) string {
 		w = w[:n-1]
 	}
 	return strings.TrimSuffix(w, "e")
+}
+
+// wordsOf lowercases a title and keeps its words.
+func wordsOf(s string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
 }

@@ -66,6 +66,10 @@ var rulesWords = [][2]string{
 	{"two weapons", "two-weapon fighting"}, {"dual wield", "two-weapon fighting"}, {"run away", "disengage"},
 	{"flee", "disengage opportunity attack"}, {"free attack", "opportunity attack"}, {"concentrating", "concentration"},
 	{"invisible", "invisible condition"}, {"poison", "poisoned"}, {"stun", "stunned"}, {"frozen", "paralyzed"},
+	{"venom", "poison poisoned"}, {"terrifying", "frightful frightened"}, {"terrified", "frightened"},
+	{"fog", "fog heavily obscured"}, {"helmet", "helm"}, {"float", "levitate"}, {"hover", "levitate"},
+	{"free swing", "opportunity attack"}, {"in place", "paralyzed restrained"}, {"stuck", "adhesive grappled restrained"},
+	{"tired", "exhaustion"}, {"slept", "exhaustion long rest"},
 }
 
 // Expand returns up to max variants: the content words alone, the question in the rulebooks'
@@ -149,7 +153,11 @@ type OfflineAnalyzer struct{}
 
 // Analyze implements Analyzer.
 func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, error) {
-	q := termSet(in.Question)
+	// The question's words, with the rulebooks' words for the players' words found in it.
+	q := termSet(in.Question + " " + rulesPhrasing(in.Question))
+	// When the passage found first already holds (nearly) all the question's words, it answers
+	// the question: only explicit references are worth following from there.
+	covered := coverage(q, in.Documents, in.DocRank, in.DocHop) >= coveredShare
 	type cand struct {
 		target string
 		score  int
@@ -172,14 +180,16 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		if from < len(in.Documents) {
 			d = in.Documents[from]
 		}
-		// The question names the target: every content word of it is in the question.
-		tw := termSet(h.Target)
-		overlap := len(tw) > 0
-		for t := range tw {
-			if !q[t] {
-				overlap = false
-				break
+		overlap, full := false, true
+		for t := range termSet(h.Target) {
+			if q[t] {
+				overlap = true
+			} else {
+				full = false
 			}
+		}
+		if h.Kind == RefMention {
+			overlap = overlap && full
 		}
 		score := 0
 		switch h.Kind {
@@ -189,12 +199,18 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 			}
 			score = 6 - rank
 		case RefMention:
+			if covered && !(overlap && rank == 0 && h.Book != "" && h.Book != d.Book) {
+				continue
+			}
 			rel := sentenceOverlap(q, d.Text, h.Target)
 			switch {
 			case overlap && rank <= 2:
 				score = 5 - rank
 			case hop == 1 && rank <= 1 && rel >= minSentenceOverlap && h.Book != "" && h.Book != d.Book:
 				score = rel - rank
+			case hop == 1 && rank <= 0 && rel >= 1 && h.Book != "" && h.Book != d.Book:
+				// The best passage names a rule of another book in a sentence about the question.
+				score = 1
 			default:
 				continue
 			}
@@ -217,6 +233,13 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		}
 		a.NewQueries = append(a.NewQueries, c.target)
 	}
+	// First decision, question not answered by the best passage: also search the question in
+	// the rulebooks' words when players' words were recognised in it.
+	if !covered && len(in.Asked) <= 1 {
+		if r := rulesPhrasing(in.Question); r != "" && !asked[strings.ToLower(r)] {
+			a.NewQueries = append(a.NewQueries, r)
+		}
+	}
 	a.Following = a.NewQueries
 	a.Sufficient = len(a.NewQueries) == 0
 	return a, nil
@@ -225,6 +248,9 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 // minSentenceOverlap is how many question words the sentence naming a cross-book rule must share
 // with the question for the link to be followed.
 var minSentenceOverlap = 2
+
+// coveredShare is the share of the question's words the first passage must hold to answer it.
+var coveredShare = 0.65
 
 // analyzerThreshold is the score a reference needs to be followed.
 var analyzerThreshold = 1
@@ -341,4 +367,43 @@ func (OfflineRewriter) Rewrite(_ context.Context, followUp string, history []Tur
 		return followUp, nil
 	}
 	return strings.TrimSpace(followUp) + " (about: " + strings.TrimSpace(prev) + ")", nil
+}
+
+// coverage is the share of the question's terms found in the documents ranked at most maxRank.
+func coverage(q map[string]bool, docs []Document, ranks, hops []int) float64 {
+	if len(q) == 0 {
+		return 1
+	}
+	have := map[string]bool{}
+	for i, d := range docs {
+		if i < len(ranks) && ranks[i] > 0 || i < len(hops) && hops[i] > 1 {
+			continue
+		}
+		for t := range termSet(d.Section + " " + d.Text) {
+			have[t] = true
+		}
+	}
+	n := 0
+	for t := range q {
+		if have[t] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(q))
+}
+
+// rulesPhrasing is the question's content words preceded by the rulebooks' words for the
+// players' words found in it, or "" when none is found.
+func rulesPhrasing(question string) string {
+	low := strings.ToLower(question)
+	var mapped []string
+	for _, p := range rulesWords {
+		if containsWord(low, p[0]) {
+			mapped = append(mapped, p[1])
+		}
+	}
+	if len(mapped) == 0 {
+		return ""
+	}
+	return strings.Join(append(mapped, contentWords(question)...), " ")
 }

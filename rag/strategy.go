@@ -148,6 +148,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	asked := map[string]bool{}
 	queries := uniqueQueries(asked, []string{s.Question})
 	askedList := append([]string(nil), queries...)
+	namedQueries := map[string]bool{} // sections fetched because the question names them
 	var following []string
 	opts := SearchOptions{K: m.TopK, Books: s.Books}
 	for n := 1; n <= maxHops; n++ {
@@ -164,6 +165,9 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 				var named []Question
 				named, err = m.named(ctx, s.Question, opts)
 				qs = append(qs, named...)
+				for _, q := range named {
+					namedQueries[q.Text] = true
+				}
 			}
 		} else {
 			qs, err = m.follow(ctx, s, queries, n, opts)
@@ -178,7 +182,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 		} else {
 			docs := s.Context()
 			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries)}
-			in.DocRank, in.DocHop = docRanks(s, docs)
+			in.DocRank, in.DocHop = docRanks(s, docs, namedQueries)
 			for _, h := range Unresolved(docs) {
 				in.Hints = append(in.Hints, h.Ref)
 				in.HintFrom = append(in.HintFrom, h.Rank)
@@ -213,13 +217,17 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 }
 
 // docRanks gives each context document its best rank in the searches that found it, and the
-// hop that first found it.
-func docRanks(s State, docs []Document) (ranks, hops []int) {
+// hop that first found it. A section fetched because the question names it ranks after a
+// search's top results: the question chose it, not the search, so its own links are weak hints.
+func docRanks(s State, docs []Document, named map[string]bool) (ranks, hops []int) {
 	best := map[string]int{}
 	first := map[string]int{}
 	for _, q := range s.Questions {
 		for i, d := range q.Documents {
 			k := d.Key()
+			if named[q.Text] && q.Hop == 1 {
+				i += 3
+			}
 			if r, ok := best[k]; !ok || i < r {
 				best[k] = i
 			}
