@@ -125,7 +125,11 @@ func printAnswer(w io.Writer, ans rag.Answer) {
 	if ans.Cached {
 		cached = ", from the cache"
 	}
-	fmt.Fprintf(w, "\n(%s, %d %s, %.2f s%s)\n", ans.Strategy, len(ans.Hops), plural(len(ans.Hops), "hop", "hops"), ans.Elapsed.Seconds(), cached)
+	took := fmt.Sprintf("%.1f s", ans.Elapsed.Seconds())
+	if ans.Elapsed < time.Second {
+		took = fmt.Sprintf("%.1f ms", float64(ans.Elapsed.Microseconds())/1000)
+	}
+	fmt.Fprintf(w, "\n(%s, %d %s, %s%s)\n", ans.Strategy, len(ans.Hops), plural(len(ans.Hops), "hop", "hops"), took, cached)
 }
 
 // evalRow is one strategy's figures for one kind of question.
