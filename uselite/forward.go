@@ -127,7 +127,25 @@ func (l linear) apply(x []float32, n int) []float32 {
 	for t := 0; t < n; t++ {
 		copy(out[t*l.out:(t+1)*l.out], l.b)
 	}
-	blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, n, l.out, l.in, 1, x, l.in, l.w, l.out, 1, out, l.out)
+	parts := 1
+	if n < 64 { // gonum splits large products itself; split a short query's by columns
+		parts = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if parts == 1 {
+		blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, n, l.out, l.in, 1, x, l.in, l.w, l.out, 1, out, l.out)
+		return out
+	}
+	var wg sync.WaitGroup
+	step := (l.out + parts - 1) / parts
+	for c0 := 0; c0 < l.out; c0 += step {
+		cols := min(step, l.out-c0)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			blasImpl.Sgemm(blas.NoTrans, blas.NoTrans, n, cols, l.in, 1, x, l.in, l.w[c0:], l.out, 1, out[c0:], l.out)
+		}()
+	}
+	wg.Wait()
 	return out
 }
 
