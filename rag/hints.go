@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -38,7 +39,7 @@ func Unresolved(docs []Document) []Hint {
 				k, in = wordsOf(r.Target), exact
 			}
 			if r.Kind == RefPage {
-				k = "page\x00" + firstNonEmpty(r.Book, d.Book) + "\x00" + strings.TrimLeft(r.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+				k = "page\x00" + cmp.Or(r.Book, d.Book) + "\x00" + strings.TrimLeft(r.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 			}
 			if k == "" || in[k] || seen[k] || coveredByPrefix(in, k) {
 				continue
@@ -61,13 +62,6 @@ func coveredByPrefix(have map[string]bool, k string) bool {
 		}
 	}
 	return false
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // foldTitle lowercases a title, keeps its words and strips a plural or past-tense ending from

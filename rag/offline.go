@@ -164,6 +164,7 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		order  int
 	}
 	var cands []cand
+	sentences := map[int][]scoredSentence{} // by document, split and scored once
 	for i, h := range in.Hints {
 		from := 0
 		if i < len(in.HintFrom) {
@@ -202,7 +203,10 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 			if covered && !(overlap && rank == 0 && h.Book != "" && h.Book != d.Book) {
 				continue
 			}
-			rel := sentenceOverlap(q, d.Text, h.Target)
+			if _, ok := sentences[from]; !ok {
+				sentences[from] = scoreSentences(q, d.Text)
+			}
+			rel := sentenceOverlap(sentences[from], h.Target)
 			switch {
 			case overlap && rank <= 2:
 				score = 5 - rank
@@ -258,28 +262,44 @@ var analyzerThreshold = 1
 // vagueTarget are "see" phrases that point nowhere in particular.
 var vagueTarget = map[string]bool{"below": true, "above": true, "text": true, "the text": true, "description": true, "table": true, "the table": true}
 
-// sentenceOverlap is the most question words any sentence of text that names target shares
-// with the question.
-func sentenceOverlap(q map[string]bool, text, target string) int {
-	best := 0
-	for _, p := range sentenceSplit.Split(softBreak.ReplaceAllString(text, "$1 $2"), -1) {
-		if !containsFold(p, target) {
-			continue
-		}
+// sentencesOf splits a passage into sentences, joining lines that a hard wrap broke.
+func sentencesOf(text string) []string {
+	return sentenceSplit.Split(softBreak.ReplaceAllString(text, "$1 $2"), -1)
+}
+
+// scoredSentence is a sentence, folded for title matching, with how many question words it holds.
+type scoredSentence struct {
+	folded  string
+	overlap int
+}
+
+// scoreSentences scores each sentence of a passage against the question's words.
+func scoreSentences(q map[string]bool, text string) []scoredSentence {
+	parts := sentencesOf(text)
+	out := make([]scoredSentence, len(parts))
+	for i, p := range parts {
 		n := 0
 		for t := range termSet(p) {
 			if q[t] {
 				n++
 			}
 		}
-		best = max(best, n)
+		out[i] = scoredSentence{" " + foldTitle(p) + " ", n}
 	}
-	return best
+	return out
 }
 
-func containsFold(text, title string) bool {
-	t := foldTitle(title)
-	return t != "" && strings.Contains(" "+foldTitle(text)+" ", " "+t+" ")
+// sentenceOverlap is the most question words any sentence that names target shares with the
+// question.
+func sentenceOverlap(sentences []scoredSentence, target string) int {
+	t := foldTitle(target)
+	best := 0
+	for _, s := range sentences {
+		if t != "" && strings.Contains(s.folded, " "+t+" ") {
+			best = max(best, s.overlap)
+		}
+	}
+	return best
 }
 
 // OfflineWriter answers extractively: the sentences of the passages that share most words with
@@ -302,8 +322,7 @@ func (OfflineWriter) Write(_ context.Context, question string, docs []Document, 
 	}
 	var all []sent
 	for i, d := range docs {
-		parts := sentenceSplit.Split(softBreak.ReplaceAllString(d.Text, "$1 $2"), -1)
-		for j, p := range parts {
+		for j, p := range sentencesOf(d.Text) {
 			p = strings.TrimSpace(strings.Trim(p, "|#>-* "))
 			if len([]rune(p)) < 20 {
 				continue

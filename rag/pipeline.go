@@ -1,6 +1,7 @@
 package rag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -139,7 +140,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	case utf8.RuneCountInString(question) > MaxQuestionLength:
 		return Result{}, ErrQuestionTooLong
 	}
-	strategy := cmpOrS(req.Strategy, p.o.Strategy)
+	strategy := cmp.Or(req.Strategy, p.o.Strategy)
 	if !validStrategy(strategy) {
 		return Result{}, &StrategyError{strategy}
 	}
@@ -170,7 +171,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	ctx = WithProgress(ctx, req.Progress)
 	v, err, shared := p.flight.Do(key, func() (any, error) {
-		return p.run(ctx, question, strategy, req)
+		return p.run(ctx, key, question, strategy, req)
 	})
 	if err != nil {
 		return Result{}, err
@@ -185,14 +186,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-func cmpOrS(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-func (p *Pipeline) run(ctx context.Context, question, strategy string, req Request) (Result, error) {
+func (p *Pipeline) run(ctx context.Context, key, question, strategy string, req Request) (Result, error) {
 	st, err := p.Strategy(strategy)
 	if err != nil {
 		return Result{}, err
@@ -217,13 +211,10 @@ func (p *Pipeline) run(ctx context.Context, question, strategy string, req Reque
 		}
 	}
 	if p.cache != nil {
-		key, err := p.key(ctx, question, strategy, req.Books)
-		if err == nil {
-			if p.o.CacheMax > 0 && p.cache.ItemCount() >= p.o.CacheMax {
-				p.evictOldest()
-			}
-			p.cache.SetDefault(key, a)
+		if p.o.CacheMax > 0 && p.cache.ItemCount() >= p.o.CacheMax {
+			p.evictOldest()
 		}
+		p.cache.SetDefault(key, a)
 	}
 	return Result{Answer: a, State: state}, nil
 }

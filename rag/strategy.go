@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -275,8 +274,7 @@ func (m MultiHop) named(ctx context.Context, question string, opts SearchOptions
 // queries, and links that resolve to nothing, are searched.
 func (m MultiHop) follow(ctx context.Context, s State, queries []string, hop int, opts SearchOptions) ([]Question, error) {
 	hints := Unresolved(s.Context())
-	out := make([]Question, len(queries))
-	var mu sync.Mutex
+	out := make([]Question, len(queries)) // each goroutine writes its own element
 	g, gctx := errgroup.WithContext(ctx)
 	for i, q := range queries {
 		g.Go(func() error {
@@ -303,9 +301,7 @@ func (m MultiHop) follow(ctx context.Context, s State, queries []string, hop int
 				}
 				docs = got
 			}
-			mu.Lock()
 			out[i] = Question{Text: q, Hop: hop, Documents: docs}
-			mu.Unlock()
 			return nil
 		})
 	}
