@@ -120,7 +120,7 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 	idx := &TitleIndex{byFirst: map[string][]*title{}}
 	all := map[string]*title{}
 	for _, p := range ps {
-		t := lastHeading(p.Section)
+		t := LastHeading(p.Section)
 		key := NormalizeTitle(t)
 		if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
 			continue
@@ -201,7 +201,8 @@ func (idx *TitleIndex) Mentions(p Passage) []rag.Reference {
 	return refs
 }
 
-func lastHeading(path string) string {
+// LastHeading is the last heading of a section path ("Combat > Grappling" → "Grappling").
+func LastHeading(path string) string {
 	if i := strings.LastIndex(path, " > "); i >= 0 {
 		return path[i+3:]
 	}

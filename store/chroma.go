@@ -177,11 +177,9 @@ func (c *Chroma) nearest(ctx context.Context, vec []float32, n int, books []stri
 		// Book names are matched case-insensitively by the index; ask Chroma for the stored names.
 		var names []string
 		f := bookFilter(books)
-		seen := map[string]bool{}
-		for _, e := range c.order {
-			if f.ok(e.P.Book) && !seen[e.P.Book] {
-				seen[e.P.Book] = true
-				names = append(names, e.P.Book)
+		for name := range c.bookCounts {
+			if f.ok(name) {
+				names = append(names, name)
 			}
 		}
 		if len(names) == 0 {

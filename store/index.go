@@ -47,6 +47,7 @@ type index struct {
 	titles     map[string][]string        // normalised heading → parent IDs (first parent of each section first)
 	pages      map[string][]string        // book\x00page → parent IDs
 	version    string
+	bookCounts map[string]int // book name → passages
 	titleIndex *ingest.TitleIndex
 	onChange   func(ctx context.Context) error // persists (embedded store)
 }
@@ -58,7 +59,7 @@ func newIndex(emb embed.Embedder, mode Mode, be backend) *index {
 	return &index{emb: emb, mode: mode, be: be, entries: map[string]*entry{}}
 }
 
-// rebuild recomputes every derived structure: ordering, BM25, parents, titles, pages, reference
+// rebuild recomputes every derived structure: ordering, BM25, book counts, parents, titles, pages, reference
 // links (title mentions across all books) and the version.
 func (x *index) rebuild() {
 	x.order = x.order[:0]
@@ -71,10 +72,11 @@ func (x *index) rebuild() {
 	docs := make([][]string, len(x.order))
 	for i, e := range x.order {
 		// The section's last heading counts twice: rule names live in headings.
-		h := lastHeading(e.P.Section)
+		h := ingest.LastHeading(e.P.Section)
 		docs[i] = embed.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
 	}
 	x.lex = newBM25(docs)
+	x.bookCounts = map[string]int{}
 	x.parents = map[string][]*entry{}
 	x.titles = map[string][]string{}
 	x.pages = map[string][]string{}
@@ -85,6 +87,7 @@ func (x *index) rebuild() {
 	h := sha256.New()
 	for _, e := range x.order {
 		h.Write([]byte(e.P.ID))
+		x.bookCounts[e.P.Book]++
 		pid := e.P.ParentID
 		if _, ok := x.parents[pid]; !ok {
 			parentList = append(parentList, ingest.Passage{Book: e.P.Book, Section: e.P.Section, Text: e.P.Parent})
@@ -100,17 +103,16 @@ func (x *index) rebuild() {
 		x.parents[pid] = append(x.parents[pid], e)
 	}
 	x.version = hex.EncodeToString(h.Sum(nil)[:8])
-	titles := ingest.NewTitleIndex(parentList)
-	x.titleIndex = titles
+	x.titleIndex = ingest.NewTitleIndex(parentList)
 	x.refs = make(map[string][]rag.Reference, len(parentList))
 	for i, p := range parentList {
-		x.refs[parentIDs[i]] = append(ingest.ExplicitRefs(p.Text), titles.Mentions(p)...)
+		x.refs[parentIDs[i]] = append(ingest.ExplicitRefs(p.Text), x.titleIndex.Mentions(p)...)
 	}
 }
 
 // headingKeys are the lookup keys of a section: its last heading, normalised and stemmed.
 func headingKeys(section string) []string {
-	t := lastHeading(section)
+	t := ingest.LastHeading(section)
 	if t == "" {
 		return nil
 	}
@@ -122,20 +124,13 @@ func headingKeys(section string) []string {
 	return []string{n, s}
 }
 
-func lastHeading(path string) string {
-	if i := strings.LastIndex(path, " > "); i >= 0 {
-		return path[i+3:]
-	}
-	return path
-}
-
 func (x *index) replaceBook(ctx context.Context, b ingest.Book) error {
 	if len(b.Passages) == 0 {
 		return fmt.Errorf("book %q has no passages", b.Name)
 	}
 	texts := make([]string, len(b.Passages))
 	for i, p := range b.Passages {
-		texts[i] = lastHeading(p.Section) + "\n" + p.Text
+		texts[i] = ingest.LastHeading(p.Section) + "\n" + p.Text
 	}
 	vecs, err := x.emb.EmbedDocuments(ctx, texts)
 	if err != nil {
@@ -211,12 +206,8 @@ func (x *index) removeBook(ctx context.Context, name string) error {
 func (x *index) Books(context.Context) ([]rag.BookInfo, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	counts := map[string]int{}
-	for _, e := range x.order {
-		counts[e.P.Book]++
-	}
 	var out []rag.BookInfo
-	for b, n := range counts {
+	for b, n := range x.bookCounts {
 		out = append(out, rag.BookInfo{Name: b, Passages: n})
 	}
 	slices.SortFunc(out, func(a, b rag.BookInfo) int { return cmp.Compare(a.Name, b.Name) })
