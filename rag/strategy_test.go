@@ -3,7 +3,6 @@ package rag_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -199,7 +198,6 @@ func TestAnalyzerWantingNothingNewStops(t *testing.T) {
 	if len(s.Hops) != 1 {
 		t.Fatalf("hops %+v: an analyzer repeating a searched query must not cause another hop", s.Hops)
 	}
-	_ = fmt.Sprint()
 }
 
 // titled is a corpus that also finds the titles a question names.

@@ -30,11 +30,9 @@ func runModel(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	m, err := uselite.Load(*dir)
-	if err != nil {
+	if _, err := uselite.Load(*dir); err != nil { // the files load: the model is usable
 		return err
 	}
-	_ = m
 	fmt.Fprintf(a.stdout, "USE-Lite model ready in %s (%.1f s); use it with EMBEDDINGS_PROVIDER=use-lite\n", *dir, time.Since(start).Seconds())
 	return nil
 }
