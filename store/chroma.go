@@ -202,12 +202,6 @@ func (c *Chroma) nearest(ctx context.Context, vec []float32, n int, books []stri
 
 func (c *Chroma) close() error { return c.client.Close() }
 
-// ReplaceBook stores a book, replacing any earlier version of it.
-func (c *Chroma) ReplaceBook(ctx context.Context, b ingest.Book) error { return c.replaceBook(ctx, b) }
-
-// RemoveBook deletes a book.
-func (c *Chroma) RemoveBook(ctx context.Context, name string) error { return c.removeBook(ctx, name) }
-
 // Close releases the client.
 func (c *Chroma) Close() error { return c.close() }
 

@@ -52,10 +52,19 @@ func conformance(t *testing.T, open func(t *testing.T, e embed.Embedder) Store) 
 	emb := embed.NewLocal(embed.LocalDims)
 	newStore := func(t *testing.T) Store {
 		s := open(t, emb)
-		for _, b := range []ingest.Book{loadBook(t, "core", coreMD), loadBook(t, "conditions", condMD)} {
-			if err := s.ReplaceBook(ctx, b); err != nil {
-				t.Fatal(err)
+		books := []ingest.Book{loadBook(t, "core", coreMD), loadBook(t, "conditions", condMD)}
+		last, total := 0, 0
+		err := s.ReplaceBooks(ctx, books, func(done, n int) {
+			if done <= last || done > n {
+				t.Errorf("embedding progress went %d → %d of %d", last, done, n)
 			}
+			last, total = done, n
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := len(books[0].Passages) + len(books[1].Passages); last != want || total != want {
+			t.Fatalf("embedding progress ended at %d of %d, want %d of %d", last, total, want, want)
 		}
 		return s
 	}
@@ -115,6 +124,24 @@ func conformance(t *testing.T, open func(t *testing.T, e embed.Embedder) Store) 
 		}
 		if v3, _ := s.Version(ctx); v3 == v1 {
 			t.Fatal("version unchanged after the book changed")
+		}
+	})
+	t.Run("ReplaceBooksLeavesOthersAlone", func(t *testing.T) {
+		s := newStore(t)
+		changed := loadBook(t, "core", "# Combat\n\n## Rapid Strike\n\nNow a -4 penalty.")
+		added := loadBook(t, "spells", "# Spells\n\n## Fireball\n\nA bright streak flashes to a point you choose.")
+		if err := s.ReplaceBooks(ctx, []ingest.Book{changed, added}, nil); err != nil {
+			t.Fatal(err)
+		}
+		books, _ := s.Books(ctx)
+		if len(books) != 3 || books[0].Name != "conditions" || books[1].Name != "core" || books[1].Passages != 1 || books[2].Name != "spells" {
+			t.Fatalf("books after replacing two of them together: %+v", books)
+		}
+		if docs, _ := s.Retrieve(ctx, "prone crawl", rag.SearchOptions{K: 1}); len(docs) == 0 || docs[0].Book != "conditions" {
+			t.Fatalf("the book left out of the batch lost its passages: %+v", docs)
+		}
+		if err := s.ReplaceBooks(ctx, []ingest.Book{added, {Name: "empty"}}, nil); err == nil {
+			t.Fatal("a book with no passages was accepted")
 		}
 	})
 	t.Run("RemoveBook", func(t *testing.T) {

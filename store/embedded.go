@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/rag"
 )
 
@@ -112,12 +111,6 @@ func (s *Local) save(context.Context) error {
 	}
 	return os.Rename(tmp.Name(), s.path)
 }
-
-// ReplaceBook stores a book, replacing any earlier version of it.
-func (s *Local) ReplaceBook(ctx context.Context, b ingest.Book) error { return s.replaceBook(ctx, b) }
-
-// RemoveBook deletes a book.
-func (s *Local) RemoveBook(ctx context.Context, name string) error { return s.removeBook(ctx, name) }
 
 // Close releases the store.
 func (s *Local) Close() error { return nil }

@@ -124,34 +124,64 @@ func headingKeys(section string) []string {
 	return []string{n, s}
 }
 
-func (x *index) replaceBook(ctx context.Context, b ingest.Book) error {
-	if len(b.Passages) == 0 {
-		return fmt.Errorf("book %q has no passages", b.Name)
+// ReplaceBook stores a book, replacing any earlier version of it.
+func (x *index) ReplaceBook(ctx context.Context, b ingest.Book) error {
+	return x.ReplaceBooks(ctx, []ingest.Book{b}, nil)
+}
+
+// embedBatch is how many passages are embedded between two progress reports.
+const embedBatch = 256
+
+// ReplaceBooks stores books, each replacing any earlier version of it, with one rebuild of the
+// derived state and one save at the end: loading a folder of books costs one save, not one per
+// book. progress (may be nil) hears how many passages are embedded so far. All books are embedded
+// before anything changes, so an embedding failure leaves the store as it was.
+func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress func(embedded, total int)) error {
+	var es []entry
+	names := map[string]bool{}
+	for _, b := range books {
+		if len(b.Passages) == 0 {
+			return fmt.Errorf("book %q has no passages", b.Name)
+		}
+		for _, p := range b.Passages {
+			p.Book = b.Name
+			p.Refs = nil
+			es = append(es, entry{P: p})
+		}
+		names[b.Name] = true
 	}
-	texts := make([]string, len(b.Passages))
-	for i, p := range b.Passages {
-		texts[i] = ingest.LastHeading(p.Section) + "\n" + p.Text
+	for lo := 0; lo < len(es); lo += embedBatch {
+		batch := es[lo:min(lo+embedBatch, len(es))]
+		texts := make([]string, len(batch))
+		for i, e := range batch {
+			texts[i] = ingest.LastHeading(e.P.Section) + "\n" + e.P.Text
+		}
+		vecs, err := x.emb.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embedding %s: %w", batch[0].P.Book, err)
+		}
+		if len(vecs) != len(texts) {
+			return fmt.Errorf("embedding %s: got %d vectors for %d passages", batch[0].P.Book, len(vecs), len(texts))
+		}
+		for i := range batch {
+			batch[i].Vec = vecs[i]
+		}
+		if progress != nil {
+			progress(lo+len(batch), len(es))
+		}
 	}
-	vecs, err := x.emb.EmbedDocuments(ctx, texts)
-	if err != nil {
-		return fmt.Errorf("embedding %s: %w", b.Name, err)
+	keep := make(map[string]bool, len(es))
+	for _, e := range es {
+		keep[e.P.ID] = true
 	}
-	if len(vecs) != len(texts) {
-		return fmt.Errorf("embedding %s: got %d vectors for %d passages", b.Name, len(vecs), len(texts))
-	}
-	es := make([]entry, len(b.Passages))
-	keep := map[string]bool{}
-	for i, p := range b.Passages {
-		p.Book = b.Name
-		p.Refs = nil
-		es[i] = entry{P: p, Vec: vecs[i]}
-		keep[p.ID] = true
+	if len(es) == 0 {
+		return nil
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var stale []string
 	for id, e := range x.entries {
-		if e.P.Book == b.Name && !keep[id] {
+		if names[e.P.Book] && !keep[id] {
 			stale = append(stale, id)
 		}
 	}
@@ -167,17 +197,13 @@ func (x *index) replaceBook(ctx context.Context, b ingest.Book) error {
 		delete(x.entries, id)
 	}
 	for i := range es {
-		e := es[i]
-		x.entries[e.P.ID] = &e
+		x.entries[es[i].P.ID] = &es[i]
 	}
-	x.rebuild()
-	if x.onChange != nil {
-		return x.onChange(ctx)
-	}
-	return nil
+	return x.changed(ctx)
 }
 
-func (x *index) removeBook(ctx context.Context, name string) error {
+// RemoveBook deletes a book; ErrNoBook when there is none of that name.
+func (x *index) RemoveBook(ctx context.Context, name string) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var ids []string
@@ -195,6 +221,11 @@ func (x *index) removeBook(ctx context.Context, name string) error {
 	for _, id := range ids {
 		delete(x.entries, id)
 	}
+	return x.changed(ctx)
+}
+
+// changed rebuilds the derived state and persists; x.mu is held.
+func (x *index) changed(ctx context.Context) error {
 	x.rebuild()
 	if x.onChange != nil {
 		return x.onChange(ctx)

@@ -25,6 +25,9 @@ type Store interface {
 	Version(ctx context.Context) (string, error)
 	// ReplaceBook stores a book, replacing any earlier version of it.
 	ReplaceBook(ctx context.Context, b ingest.Book) error
+	// ReplaceBooks stores several books at once (one rebuild, one save); progress, when not nil,
+	// hears how many passages are embedded so far.
+	ReplaceBooks(ctx context.Context, books []ingest.Book, progress func(embedded, total int)) error
 	// RemoveBook deletes a book; ErrNoBook when there is none of that name.
 	RemoveBook(ctx context.Context, name string) error
 	Close() error

@@ -47,8 +47,9 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	bar := newProgress(a.stderr)
 	start := time.Now()
 	var (
-		books, pages, passages int
-		failed                 []string
+		loaded []ingest.Book
+		byName = map[string]int{} // book name → index in loaded
+		failed []string
 	)
 	for i, f := range files {
 		b, err := ingest.LoadFile(ctx, f, ingest.Options{Book: *book, Progress: func(p ingest.Progress) {
@@ -67,15 +68,32 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 			bar.line("failed: " + err.Error())
 			continue
 		}
-		if err := s.ReplaceBook(ctx, *b); err != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v", f, err))
-			bar.line(fmt.Sprintf("failed: %s: %v", f, err))
+		bar.line(fmt.Sprintf("%s: %d passages%s", b.Name, len(b.Passages), pagesNote(b.Pages)))
+		if j, ok := byName[b.Name]; ok {
+			bar.line(fmt.Sprintf("warning: %s and %s are both named %q; the later one is kept (--book renames one)", loaded[j].Source, f, b.Name))
+			loaded[j] = *b
 			continue
 		}
-		books++
-		pages += b.Pages
-		passages += len(b.Passages)
-		bar.line(fmt.Sprintf("%s: %d passages%s", b.Name, len(b.Passages), pagesNote(b.Pages)))
+		byName[b.Name] = len(loaded)
+		loaded = append(loaded, *b)
+	}
+	var books, pages, passages int
+	if len(loaded) > 0 {
+		// One store update for all the books: one index rebuild and one save.
+		bar.embedStart = time.Now()
+		err := s.ReplaceBooks(ctx, loaded, func(done, total int) { bar.embedded(done, total) })
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			bar.done()
+			return fmt.Errorf("storing %d books: %w", len(loaded), err)
+		}
+		for _, b := range loaded {
+			books++
+			pages += b.Pages
+			passages += len(b.Passages)
+		}
 	}
 	bar.done()
 	fmt.Fprintf(a.stdout, "ingested %d books, %d pages, %d passages in %.1f s\n", books, pages, passages, time.Since(start).Seconds())
@@ -99,6 +117,8 @@ type progress struct {
 	last  time.Time
 	start time.Time
 	drawn bool
+	// embedStart is when embedding began.
+	embedStart time.Time
 }
 
 func newProgress(w io.Writer) *progress {
@@ -132,6 +152,26 @@ func (p *progress) update(file, files int, pr ingest.Progress) {
 		rate = fmt.Sprintf(" %.0f pages/s", float64(pr.Page)/secs)
 	}
 	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d %s page %d/%d, %d passages%s", strings.Repeat("█", n), strings.Repeat("·", width-n), file, files, shorten(pr.File, 30), pr.Page, pr.Pages, pr.Passages, rate)
+	p.drawn = true
+}
+
+// embedded shows how far the embedding of the loaded passages is.
+func (p *progress) embedded(done, total int) {
+	now := time.Now()
+	rate := ""
+	if secs := now.Sub(p.embedStart).Seconds(); secs > 0.5 {
+		rate = fmt.Sprintf(", %.0f passages/s", float64(done)/secs)
+	}
+	if !p.tty {
+		if done == total || now.Sub(p.last) >= 5*time.Second {
+			p.last = now
+			fmt.Fprintf(p.w, "embedding: %d of %d passages%s\n", done, total, rate)
+		}
+		return
+	}
+	const width = 24
+	n := done * width / total
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] embedding %d/%d passages%s", strings.Repeat("█", n), strings.Repeat("·", width-n), done, total, rate)
 	p.drawn = true
 }
 

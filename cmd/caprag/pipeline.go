@@ -40,10 +40,8 @@ func (a *app) openBooks(ctx context.Context) (store.Store, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	for _, b := range sample {
-		if err := mem.ReplaceBook(ctx, b); err != nil {
-			return nil, false, err
-		}
+	if err := mem.ReplaceBooks(ctx, sample, nil); err != nil {
+		return nil, false, err
 	}
 	a.log.Info("no books ingested yet: answering from the built-in sample books (caprag ingest PATH loads yours)")
 	return mem, true, nil
