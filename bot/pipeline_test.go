@@ -2,11 +2,14 @@ package bot_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/internal/fakediscord"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/samplebooks"
 	"github.com/caprag/caprag/store"
@@ -21,14 +24,11 @@ func realPipeline(t testing.TB) *rag.Pipeline {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range books {
-		if err := s.ReplaceBook(ctx, b); err != nil {
-			t.Fatal(err)
-		}
+	if err := s.ReplaceBooks(ctx, books, nil); err != nil {
+		t.Fatal(err)
 	}
-	slow := slowStore{s}
 	p, err := rag.NewPipeline(rag.PipelineOptions{
-		Retriever: slow, Resolver: slow, Library: s, Versioner: s, Models: rag.Offline(),
+		Retriever: s, Resolver: s, Library: s, Versioner: s, Models: rag.Offline(),
 		CacheTTL: time.Hour, CacheMax: 100,
 	})
 	if err != nil {
@@ -37,25 +37,56 @@ func realPipeline(t testing.TB) *rag.Pipeline {
 	return p
 }
 
-// slowStore takes 50 ms per search, as a store on another machine would, so that the throttled
-// progress edits of each hop get through before the answer.
-type slowStore struct{ *store.Local }
-
-func (s slowStore) Retrieve(ctx context.Context, q string, o rag.SearchOptions) ([]rag.Document, error) {
-	time.Sleep(50 * time.Millisecond)
-	return s.Local.Retrieve(ctx, q, o)
+// shownHops forwards to the real pipeline and, after each hop starts, holds the pipeline until
+// the fake Discord has received an edit naming that hop (at most 10 s), as a language model's
+// calls would give the bot time to. The offline models answer in milliseconds, and the throttle
+// rightly drops progress that the answer overtakes; this makes the hop-2 edit certain instead of
+// a matter of timing.
+type shownHops struct {
+	*rag.Pipeline
+	fd atomic.Pointer[fakediscord.Server]
 }
 
-func (s slowStore) Resolve(ctx context.Context, from rag.Document, ref rag.Reference, o rag.SearchOptions) ([]rag.Document, error) {
-	time.Sleep(50 * time.Millisecond)
-	return s.Local.Resolve(ctx, from, ref, o)
+func (s *shownHops) Answer(ctx context.Context, req rag.Request) (rag.Answer, error) {
+	if p := req.Progress; p != nil {
+		req.Progress = func(ctx context.Context, ev rag.Progress) {
+			fd := s.fd.Load()
+			if ev.Stage != rag.HopStarted || fd == nil {
+				p(ctx, ev)
+				return
+			}
+			label := fmt.Sprintf("Hop %d", ev.Hop.N)
+			before := countEdits(fd.Requests(), label)
+			p(ctx, ev)
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; {
+				if countEdits(fd.Requests(), label) > before {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+	return s.Pipeline.Answer(ctx, req)
+}
+
+// countEdits counts the message edits whose body contains s.
+func countEdits(reqs []fakediscord.Request, s string) int {
+	n := 0
+	for _, r := range reqs {
+		if r.Method == "PATCH" && strings.Contains(string(r.Body), s) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestRuleThroughTheRealPipeline runs /rule end to end on the real pipeline: deferral, a hop-2
 // progress edit of a multi-hop question, the cited answer, the cache on a repeat, and a thread
 // follow-up that carries the earlier question.
 func TestRuleThroughTheRealPipeline(t *testing.T) {
-	h := startWith(t, nil, realPipeline(t))
+	ans := &shownHops{Pipeline: realPipeline(t)}
+	h := startWith(t, nil, ans)
+	ans.fd.Store(h.fd)
 	token := h.rule("Can I still cast a spell while I am grappled?")
 	final, reqs := h.finalEdit(t, token)
 	if first := decode(t, reqs[0]); first.Type != 5 {
