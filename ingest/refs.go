@@ -247,9 +247,16 @@ func Stem(w string) string {
 	case n > 4 && (strings.HasSuffix(w, "ses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
 		return w[:n-2]
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		return w[:n-1]
-	case n > 4 && strings.HasSuffix(w, "e"):
-		return w[:n-1]
+		// The singular's own stem, so that "creatures" and "creature" meet.
+		return stripE(w[:n-1])
+	}
+	return stripE(w)
+}
+
+// stripE drops a final silent "e" of a word longer than four letters ("creature" → "creatur").
+func stripE(w string) string {
+	if len(w) > 4 && strings.HasSuffix(w, "e") {
+		return w[:len(w)-1]
 	}
 	return w
 }
