@@ -18,7 +18,7 @@ var (
 	Strategies          = []string{"multi-hop", "multi-question"}
 	VectorStores        = []string{"embedded", "chroma"}
 	EmbeddingsProviders = []string{"local", "openai", "ollama", "use-lite"}
-	SearchModes         = []string{"hybrid", "lexical", "vector"}
+	SearchModes         = []string{"auto", "hybrid", "lexical", "vector"}
 	LLMProviders        = []string{"openai", "ollama", "anthropic", "offline"}
 	LogLevels           = []string{"debug", "info", "warn", "error"}
 	LogFormats          = []string{"text", "json"}
@@ -40,8 +40,9 @@ type Config struct {
 	// EmbeddingsModelDir holds the USE-Lite model files; empty means DATA_DIR/models/use-lite.
 	EmbeddingsModelDir string `envconfig:"EMBEDDINGS_MODEL_DIR"`
 	TopK               int    `envconfig:"TOP_K" default:"5"`
-	// SearchMode is the ranking: BM25 and vectors fused (hybrid), or one of them alone.
-	SearchMode string `envconfig:"SEARCH_MODE" default:"hybrid"`
+	// SearchMode is the ranking: BM25 and vectors fused (hybrid), one of them alone, or auto
+	// (lexical with the local hashed embedder, hybrid with the others).
+	SearchMode string `envconfig:"SEARCH_MODE" default:"auto"`
 
 	// Models.
 	// LLMProvider is empty when unset: Load picks openai, anthropic or offline from the keys.

@@ -27,13 +27,13 @@ func TestMain(m *testing.M) {
 var collections atomic.Int64
 
 // openChroma opens a fresh collection on the shared test server.
-func openChroma(t testing.TB, e embed.Embedder, name string) *Chroma {
+func openChroma(t testing.TB, opts Options, name string) *Chroma {
 	t.Helper()
 	srv := chromatest.Shared(t)
 	if name == "" {
 		name = fmt.Sprintf("test-%d", collections.Add(1))
 	}
-	s, err := OpenChroma(context.Background(), ChromaOptions{URL: srv.URL, Collection: name, Tenant: "default_tenant", Database: "default_database"}, Options{Embedder: e})
+	s, err := OpenChroma(context.Background(), ChromaOptions{URL: srv.URL, Collection: name, Tenant: "default_tenant", Database: "default_database"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,18 +42,18 @@ func openChroma(t testing.TB, e embed.Embedder, name string) *Chroma {
 }
 
 func TestChromaStore(t *testing.T) {
-	conformance(t, func(t *testing.T, e embed.Embedder) Store { return openChroma(t, e, "") })
+	conformance(t, func(t *testing.T, opts Options) Store { return openChroma(t, opts, "") })
 }
 
 func TestChromaPersistsAndChecksTheEmbedder(t *testing.T) {
 	ctx := context.Background()
 	e := embed.NewLocal(embed.LocalDims)
-	s := openChroma(t, e, "persist")
+	s := openChroma(t, Options{Embedder: e}, "persist")
 	if err := s.ReplaceBook(ctx, loadBook(t, "core", coreMD)); err != nil {
 		t.Fatal(err)
 	}
 	v, _ := s.Version(ctx)
-	again := openChroma(t, e, "persist")
+	again := openChroma(t, Options{Embedder: e}, "persist")
 	books, _ := again.Books(ctx)
 	v2, _ := again.Version(ctx)
 	docs, err := again.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1})
@@ -100,13 +100,19 @@ func TestChromaHungServerRespectsTheDeadline(t *testing.T) {
 	}
 }
 
+// TestSRDSingleHopRecallChroma checks the books issue's recall figure on the Chroma store with the
+// default settings, and reports the hybrid ranking (Chroma's own vector search fused with BM25).
 func TestSRDSingleHopRecallChroma(t *testing.T) {
 	books := srd(t)
-	s := openChroma(t, embed.NewLocal(embed.LocalDims), "srd")
+	s := openChroma(t, Options{Embedder: embed.NewLocal(embed.LocalDims)}, "srd")
 	fill(t, s, books)
-	r, missed := singleHopRecall(t, s)
-	t.Logf("chroma store: top-5 single-hop recall %.0f%% (missed %v)", 100*r, missed)
-	if r < 0.85 {
-		t.Fatalf("top-5 single-hop recall %.0f%%, want at least 85%% (missed %v)", 100*r, missed)
+	checkDefaultRecall(t, "chroma", s)
+	hybrid := openChroma(t, Options{Embedder: embed.NewLocal(embed.LocalDims), Mode: Hybrid}, "srd")
+	r, missed := singleHopRecall(t, hybrid)
+	t.Logf("chroma store, SEARCH_MODE=hybrid: top-5 single-hop recall %.0f%% (missed %v)", 100*r, missed)
+	// Chroma's HNSW index is approximate, so its vector ranking can differ from the embedded
+	// store's exact one by a question (80% here against 87%).
+	if r < 0.8 {
+		t.Errorf("hybrid top-5 single-hop recall %.0f%% fell below its 80%% floor (missed %v)", 100*r, missed)
 	}
 }

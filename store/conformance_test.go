@@ -47,11 +47,12 @@ func loadBook(t testing.TB, name, md string) ingest.Book {
 }
 
 // conformance is the behaviour every store shares; it runs against each backend.
-func conformance(t *testing.T, open func(t *testing.T, e embed.Embedder) Store) {
+// It runs the hybrid ranking, so that each backend's vector search is part of every search.
+func conformance(t *testing.T, open func(t *testing.T, opts Options) Store) {
 	ctx := context.Background()
 	emb := embed.NewLocal(embed.LocalDims)
 	newStore := func(t *testing.T) Store {
-		s := open(t, emb)
+		s := open(t, Options{Embedder: emb, Mode: Hybrid})
 		books := []ingest.Book{loadBook(t, "core", coreMD), loadBook(t, "conditions", condMD)}
 		last, total := 0, 0
 		err := s.ReplaceBooks(ctx, books, func(done, n int) {
@@ -187,12 +188,12 @@ func conformance(t *testing.T, open func(t *testing.T, e embed.Embedder) Store) 
 }
 
 func TestMemoryStore(t *testing.T) {
-	conformance(t, func(t *testing.T, e embed.Embedder) Store { return NewMemory(Options{Embedder: e}) })
+	conformance(t, func(t *testing.T, opts Options) Store { return NewMemory(opts) })
 }
 
 func TestEmbeddedStore(t *testing.T) {
-	conformance(t, func(t *testing.T, e embed.Embedder) Store {
-		s, err := OpenEmbedded(context.Background(), t.TempDir(), Options{Embedder: e})
+	conformance(t, func(t *testing.T, opts Options) Store {
+		s, err := OpenEmbedded(context.Background(), t.TempDir(), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

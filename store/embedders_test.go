@@ -43,7 +43,7 @@ func TestEmbedderComparison(t *testing.T) {
 		s    *Local
 		mode Mode
 	}{
-		{"BM25 alone", hashed, Lexical},
+		{"BM25 alone (default: auto with local)", hashed, Lexical},
 		{"hashed features + BM25 (hybrid)", hashed, Hybrid},
 		{"USE-Lite alone", neural, Vector},
 		{"USE-Lite + BM25 (hybrid)", neural, Hybrid},

@@ -53,9 +53,7 @@ type index struct {
 }
 
 func newIndex(emb embed.Embedder, mode Mode, be backend) *index {
-	if mode == "" {
-		mode = Hybrid
-	}
+	mode = mode.resolve(emb)
 	return &index{emb: emb, mode: mode, be: be, entries: map[string]*entry{}}
 }
 

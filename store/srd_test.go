@@ -45,10 +45,8 @@ func srd(tb testing.TB) []ingest.Book {
 }
 
 func fill(tb testing.TB, s Store, books []ingest.Book) {
-	for _, b := range books {
-		if err := s.ReplaceBook(context.Background(), b); err != nil {
-			tb.Fatal(err)
-		}
+	if err := s.ReplaceBooks(context.Background(), books, nil); err != nil {
+		tb.Fatal(err)
 	}
 }
 
@@ -83,6 +81,17 @@ func singleHopRecall(tb testing.TB, s Store) (float64, []string) {
 	return float64(hit) / float64(n), missed
 }
 
+// checkDefaultRecall checks the books issue's figure: with the default settings, the gold section
+// of at least 90% of the dev set's single-hop questions is among the top 5 results.
+func checkDefaultRecall(t *testing.T, name string, s Store) {
+	t.Helper()
+	r, missed := singleHopRecall(t, s)
+	t.Logf("%s store, default settings: top-5 single-hop recall %.0f%% (missed %v)", name, 100*r, missed)
+	if r < 0.9 {
+		t.Fatalf("top-5 single-hop recall %.0f%%, want at least 90%% (missed %v)", 100*r, missed)
+	}
+}
+
 func TestSRDSingleHopRecallEmbedded(t *testing.T) {
 	books := srd(t)
 	s, err := OpenEmbedded(context.Background(), t.TempDir(), Options{Embedder: embed.NewLocal(embed.LocalDims)})
@@ -90,15 +99,7 @@ func TestSRDSingleHopRecallEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	fill(t, s, books)
-	r, missed := singleHopRecall(t, s)
-	t.Logf("embedded store: top-5 single-hop recall %.0f%% (missed %v)", 100*r, missed)
-	// The issue asks for 90%. With the offline hashed embedder the fused ranking reaches 13 of 15
-	// (BM25 alone: 14 of 15): the two misses are questions in players' words ("lend a hand",
-	// "cash in the rubies") where word-hash vectors pull in sections that share the idiom's words.
-	// This floor guards what we have; see README "books".
-	if r < 0.85 {
-		t.Fatalf("top-5 single-hop recall %.0f%%, want at least 85%% (missed %v)", 100*r, missed)
-	}
+	checkDefaultRecall(t, "embedded", s)
 }
 
 // TestSRDRecallByMode reports recall for each ranking alone and fused (a report, plus the rule that
@@ -112,10 +113,10 @@ func TestSRDRecallByMode(t *testing.T) {
 		got[m], _ = singleHopRecall(t, s)
 		t.Logf("%-7s top-5 single-hop recall %.0f%%", m, 100*got[m])
 	}
-	// BM25 alone reaches 14 of 15 with main's chunker and 13 of 15 with the ingest branch's
-	// (different chunk boundaries): its floor is the hybrid's.
-	if got[Lexical] < 0.85 {
-		t.Errorf("BM25 top-5 single-hop recall %.2f, want at least 0.85", got[Lexical])
+	// With the local embedder the hybrid ranking (13 of 15) trails BM25 alone (14 of 15), which
+	// is why Auto picks BM25 for it; the hybrid keeps a floor.
+	if got[Hybrid] < 0.85 {
+		t.Errorf("hybrid top-5 single-hop recall %.2f, want at least 0.85", got[Hybrid])
 	}
 	if got[Hybrid] < got[Vector] {
 		t.Errorf("hybrid %.2f is worse than vectors alone: %v", got[Hybrid], got)
@@ -131,14 +132,16 @@ func BenchmarkIngestSRD(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		var books []ingest.Book
 		for _, f := range files {
 			bk, err := ingest.LoadFile(context.Background(), f, ingest.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := s.ReplaceBook(context.Background(), *bk); err != nil {
-				b.Fatal(err)
-			}
+			books = append(books, *bk)
+		}
+		if err := s.ReplaceBooks(context.Background(), books, nil); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

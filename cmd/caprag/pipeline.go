@@ -35,7 +35,7 @@ func (a *app) openBooks(ctx context.Context) (store.Store, bool, error) {
 		return s, false, nil
 	}
 	s.Close()
-	mem := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	mem := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims), Mode: store.Mode(a.cfg.SearchMode)})
 	sample, err := samplebooks.Books(ctx)
 	if err != nil {
 		return nil, false, err
