@@ -87,7 +87,7 @@ func TestRuleThroughTheRealPipeline(t *testing.T) {
 	ans := &shownHops{Pipeline: realPipeline(t)}
 	h := startWith(t, nil, ans)
 	ans.fd.Store(h.fd)
-	token := h.rule("Can I still cast a spell while I am grappled?")
+	token := h.rule("What does Drowsy Mist do to the goblins?")
 	final, reqs := h.finalEdit(t, token)
 	if first := decode(t, reqs[0]); first.Type != 5 {
 		t.Fatalf("first request is not a deferral: %s", reqs[0].Body)
@@ -106,14 +106,14 @@ func TestRuleThroughTheRealPipeline(t *testing.T) {
 	for _, f := range e.Fields {
 		fields = append(fields, f.Value)
 	}
-	if !strings.Contains(e.Description, "[1]") || !strings.Contains(strings.Join(fields, "\n"), "[2] Conditions and Hazards — ") || !strings.Contains(strings.Join(fields, "\n"), "Grappled") {
+	if !strings.Contains(e.Description, "[1]") || !strings.Contains(strings.Join(fields, "\n"), "[2] Conditions and Hazards — ") || !strings.Contains(strings.Join(fields, "\n"), "Unconscious") {
 		t.Fatalf("answer lacks its cited sources: %q / %q", e.Description, fields)
 	}
 	if !strings.Contains(e.Footer.Text, "multi-hop") || strings.Contains(e.Footer.Text, "cached") {
 		t.Fatalf("footer %q", e.Footer.Text)
 	}
 
-	token = h.rule("can i still cast a spell while i am GRAPPLED")
+	token = h.rule("what does drowsy mist do to the GOBLINS")
 	final, _ = h.finalEdit(t, token)
 	if !strings.Contains(final.Embeds[0].Footer.Text, "cached") {
 		t.Fatalf("repeated question not from the cache: %q", final.Embeds[0].Footer.Text)
@@ -123,7 +123,7 @@ func TestRuleThroughTheRealPipeline(t *testing.T) {
 	answerID := h.fd.Original(token)
 	channel := "400000000000000004"
 	_, _, p := h.fd.Interaction(5, channel, map[string]any{"custom_id": "caprag:ask:" + answerID, "components": []any{
-		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "question", "value": "and if I am restrained instead?"}}},
+		map[string]any{"type": 1, "components": []any{map[string]any{"type": 4, "custom_id": "question", "value": "and if they are restrained instead?"}}},
 	}}, nil)
 	h.fd.Dispatch("INTERACTION_CREATE", p)
 	h.finalEditIn(t, answerID, 1)
@@ -133,7 +133,7 @@ func TestRuleThroughTheRealPipeline(t *testing.T) {
 			answer = string(r.Body)
 		}
 	}
-	if !strings.Contains(answer, "Restrained") || !strings.Contains(answer, "spell") {
+	if !strings.Contains(answer, "Restrained") || !strings.Contains(answer, "mist") {
 		t.Fatalf("follow-up answer does not use the thread's question: %s", answer)
 	}
 	checkNoPings(t, h.fd.Requests())

@@ -236,6 +236,7 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 			continue
 		}
 		a.NewQueries = append(a.NewQueries, c.target)
+		asked[strings.ToLower(c.target)] = true // two passages may name the same rule
 	}
 	// First decision, question not answered by the best passage: also search the question in
 	// the rulebooks' words when players' words were recognised in it.
@@ -311,15 +312,37 @@ var (
 	softBreak     = regexp.MustCompile(`([^\n])\n([^\n\s*|#-])`)
 )
 
+// sent is a sentence of a passage, scored against the question.
+type sent struct {
+	text  string
+	doc   int
+	pos   int
+	score float64
+}
+
+// lastHeading is the last heading of a section path.
+func lastHeading(section string) string {
+	if i := strings.LastIndex(section, " > "); i >= 0 {
+		return section[i+3:]
+	}
+	return section
+}
+
+// namedIn reports whether a picked sentence names title (lower case) as a whole phrase.
+func namedIn(title string, picked map[int][]sent) bool {
+	for _, ss := range picked {
+		for _, s := range ss {
+			if containsWord(strings.ToLower(s.text), title) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Write implements Writer.
 func (OfflineWriter) Write(_ context.Context, question string, docs []Document, _ []Turn) (string, error) {
 	q := termSet(question)
-	type sent struct {
-		text  string
-		doc   int
-		pos   int
-		score float64
-	}
 	var all []sent
 	for i, d := range docs {
 		for j, p := range sentencesOf(d.Text) {
@@ -353,6 +376,25 @@ func (OfflineWriter) Write(_ context.Context, question string, docs []Document, 
 		}
 		picked[s.doc] = append(picked[s.doc], s)
 		n++
+	}
+	// A passage the quoted sentences point to ("falls unconscious (see Unconscious)") is part
+	// of the answer even when it shares no word with the question: quote its opening rule.
+	for i, d := range docs {
+		if len(picked[i]) > 0 || n >= 8 {
+			continue
+		}
+		title := strings.ToLower(lastHeading(d.Section))
+		if title == "" || !namedIn(title, picked) {
+			continue
+		}
+		for j, p := range sentencesOf(d.Text) {
+			p = strings.TrimSpace(strings.Trim(p, "|#>-* "))
+			if len([]rune(p)) >= 20 {
+				picked[i] = []sent{{p, i, j, 0}}
+				n++
+				break
+			}
+		}
 	}
 	var b strings.Builder
 	b.WriteString("From the books (quoted):\n")

@@ -230,8 +230,11 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 				c.size += float64(size)
 				c.lat = append(c.lat, res.Elapsed)
 			}
-			if !full && log != nil {
+			if log != nil && !full {
 				fmt.Fprintf(log, "%s %s: %d of %d gold sections\n", st, q.ID, matched, len(q.Gold))
+			}
+			if log != nil && q.Kind == evalset.SingleHop && len(res.Hops) > 1 {
+				fmt.Fprintf(log, "%s %s: single-hop question took %d hops (hop 2: %s)\n", st, q.ID, len(res.Hops), strings.Join(res.Hops[1].Queries, "; "))
 			}
 		}
 		for _, kind := range []string{evalset.SingleHop, evalset.MultiHop, "all"} {

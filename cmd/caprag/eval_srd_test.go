@@ -15,7 +15,8 @@ import (
 // TestEvalOnTheSRD runs both strategies offline over the SRD with the dev set and guards the
 // figures of the answers issue: on single-hop questions multi-hop stops after one hop at least
 // 80% of the time, and on multi-hop questions it beats multi-question by at least 25 points of
-// full recall. Its own full recall is guarded at 60% (the issue asks 85%; see README).
+// full recall. Its own full recall is guarded at 65% (the issue asks 85%; see README). The store
+// has the default settings (SEARCH_MODE=auto: BM25 with the local embedder).
 func TestEvalOnTheSRD(t *testing.T) {
 	ctx := context.Background()
 	files, err := ingest.Files([]string{testenv.SRDDir(t)})
@@ -23,14 +24,16 @@ func TestEvalOnTheSRD(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	var books []ingest.Book
 	for _, f := range files {
 		b, err := ingest.LoadFile(ctx, f, ingest.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ReplaceBook(ctx, *b); err != nil {
-			t.Fatal(err)
-		}
+		books = append(books, *b)
+	}
+	if err := s.ReplaceBooks(ctx, books, nil); err != nil {
+		t.Fatal(err)
 	}
 	qs, err := evalset.Load(testenv.EvalSet(t))
 	if err != nil {
@@ -62,7 +65,7 @@ func TestEvalOnTheSRD(t *testing.T) {
 	if mhMulti.FullRecall-mqMulti.FullRecall < 0.25 {
 		t.Errorf("multi-hop beats multi-question by %.0f points on multi-hop questions, want ≥ 25", 100*(mhMulti.FullRecall-mqMulti.FullRecall))
 	}
-	if mhMulti.FullRecall < 0.6 {
-		t.Errorf("multi-hop full recall %.0f%% on multi-hop questions fell below its 60%% floor", 100*mhMulti.FullRecall)
+	if mhMulti.FullRecall < 0.65 {
+		t.Errorf("multi-hop full recall %.0f%% on multi-hop questions fell below its 65%% floor", 100*mhMulti.FullRecall)
 	}
 }
