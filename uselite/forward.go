@@ -120,12 +120,16 @@ func l2(v []float32) {
 	}
 }
 
-// apply computes x·W + b for n rows, with gonum's pure-Go SGEMM (assembly kernels, parallel
-// blocks).
+// apply computes x·W + b for n rows: with the AVX2/FMA kernel where the CPU has it, else with
+// gonum's SGEMM.
 func (l linear) apply(x []float32, n int) []float32 {
 	out := make([]float32, n*l.out)
 	for t := 0; t < n; t++ {
 		copy(out[t*l.out:(t+1)*l.out], l.b)
+	}
+	if haveKernel && l.out%16 == 0 {
+		sgemm(n, l.out, l.in, x, l.w, out)
+		return out
 	}
 	parts := 1
 	if n < 64 { // gonum splits large products itself; split a short query's by columns
@@ -215,8 +219,58 @@ func (l layer) forward(x []float32, n int, segs []segment, residual []float32) [
 	return f
 }
 
-// attend computes scaled dot-product attention of one text's tokens over themselves.
+// attend computes scaled dot-product attention of one text's tokens over themselves: with the
+// AVX2/FMA kernel (scores = Q·Kᵀ, context = softmax·V) where the CPU has it, else in loops.
 func (l layer) attend(qkv, ctxv []float32, sg segment) {
+	if haveKernel && l.depth%16 == 0 {
+		l.attendKernel(qkv, ctxv, sg)
+		return
+	}
+	l.attendLoops(qkv, ctxv, sg)
+}
+
+// attendKernel is attend with the matrix kernel; scores are computed for the text's n tokens
+// padded to a multiple of 16 columns, and the padding gets zero weight.
+func (l layer) attendKernel(qkv, ctxv []float32, sg segment) {
+	in, d, n := l.qkv.in, l.depth, sg.n
+	np := (n + 15) &^ 15
+	kt := make([]float32, d*np)     // Kᵀ of one head
+	scores := make([]float32, n*np) // then the attention weights
+	base := sg.start * 3 * in
+	for h := 0; h < l.heads; h++ {
+		off := h * d
+		for j := 0; j < n; j++ {
+			k := qkv[base+j*3*in+in+off : base+j*3*in+in+off+d]
+			for c, v := range k {
+				kt[c*np+j] = v
+			}
+		}
+		clear(scores)
+		gemm(0, n, 0, np, d, qkv[base+off:], 3*in, kt, np, scores, np)
+		for i := 0; i < n; i++ {
+			row := scores[i*np : i*np+n]
+			maxs := float32(math.Inf(-1))
+			for j := range row {
+				row[j] *= l.scale
+				maxs = max(maxs, row[j])
+			}
+			var sum float32
+			for j := range row {
+				row[j] = float32(math.Exp(float64(row[j] - maxs)))
+				sum += row[j]
+			}
+			for j := range row {
+				row[j] /= sum
+			}
+		}
+		// The padding columns multiply V rows that belong to the next text (or past the end):
+		// only n columns take part.
+		gemm(0, n, 0, d, n, scores, np, qkv[base+2*in+off:], 3*in, ctxv[sg.start*in+off:], in)
+	}
+}
+
+// attendLoops is attend in plain loops.
+func (l layer) attendLoops(qkv, ctxv []float32, sg segment) {
 	in := l.qkv.in
 	scores := make([]float32, sg.n)
 	for h := 0; h < l.heads; h++ {

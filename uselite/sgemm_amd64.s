@@ -1,0 +1,92 @@
+#include "textflag.h"
+
+// func sgemm6x16(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+//
+// C[0:6, 0:16] += A[0:6, 0:k] · B[0:k, 0:16], all row-major with the given leading dimensions
+// (in elements). Twelve accumulators hold the tile; each step loads one row of B (two
+// registers) and broadcasts one element of each of A's six rows. Needs AVX2 and FMA.
+TEXT ·sgemm6x16(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R8
+	MOVQ b+24(FP), DI
+	MOVQ ldb+32(FP), R9
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R10
+	SHLQ $2, R8
+	SHLQ $2, R9
+	SHLQ $2, R10
+
+	// SI walks row 0 of A, R11 row 3; rows 1, 2, 4, 5 are one and two lda further.
+	LEAQ (SI)(R8*2), R11
+	ADDQ R8, R11
+
+	MOVQ DX, BX
+	VMOVUPS (BX), Y0
+	VMOVUPS 32(BX), Y1
+	ADDQ R10, BX
+	VMOVUPS (BX), Y2
+	VMOVUPS 32(BX), Y3
+	ADDQ R10, BX
+	VMOVUPS (BX), Y4
+	VMOVUPS 32(BX), Y5
+	ADDQ R10, BX
+	VMOVUPS (BX), Y6
+	VMOVUPS 32(BX), Y7
+	ADDQ R10, BX
+	VMOVUPS (BX), Y8
+	VMOVUPS 32(BX), Y9
+	ADDQ R10, BX
+	VMOVUPS (BX), Y10
+	VMOVUPS 32(BX), Y11
+
+loop:
+	TESTQ CX, CX
+	JE   done
+	VMOVUPS (DI), Y12
+	VMOVUPS 32(DI), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS Y12, Y14, Y0
+	VFMADD231PS Y13, Y14, Y1
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS Y12, Y15, Y2
+	VFMADD231PS Y13, Y15, Y3
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS Y12, Y14, Y4
+	VFMADD231PS Y13, Y14, Y5
+	VBROADCASTSS (R11), Y15
+	VFMADD231PS Y12, Y15, Y6
+	VFMADD231PS Y13, Y15, Y7
+	VBROADCASTSS (R11)(R8*1), Y14
+	VFMADD231PS Y12, Y14, Y8
+	VFMADD231PS Y13, Y14, Y9
+	VBROADCASTSS (R11)(R8*2), Y15
+	VFMADD231PS Y12, Y15, Y10
+	VFMADD231PS Y13, Y15, Y11
+	ADDQ $4, SI
+	ADDQ $4, R11
+	ADDQ R9, DI
+	DECQ CX
+	JMP  loop
+
+done:
+	MOVQ DX, BX
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ R10, BX
+	VMOVUPS Y2, (BX)
+	VMOVUPS Y3, 32(BX)
+	ADDQ R10, BX
+	VMOVUPS Y4, (BX)
+	VMOVUPS Y5, 32(BX)
+	ADDQ R10, BX
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	ADDQ R10, BX
+	VMOVUPS Y8, (BX)
+	VMOVUPS Y9, 32(BX)
+	ADDQ R10, BX
+	VMOVUPS Y10, (BX)
+	VMOVUPS Y11, 32(BX)
+	VZEROUPPER
+	RET
