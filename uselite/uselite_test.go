@@ -84,6 +84,20 @@ func TestParityWithTheJavaScriptReference(t *testing.T) {
 	if err := json.Unmarshal(raw, &ref); err != nil || len(ref.Vectors) != len(paritySentences) {
 		t.Fatalf("reference output: %v (%d vectors)", err, len(ref.Vectors))
 	}
+	paths := []bool{false}
+	if haveKernel {
+		paths = append(paths, true) // the assembly kernel, and the portable path other CPUs take
+	}
+	defer func(k bool) { haveKernel = k }(haveKernel)
+	for _, kernel := range paths {
+		haveKernel = kernel
+		t.Run(map[bool]string{true: "kernel", false: "portable"}[kernel], func(t *testing.T) {
+			checkParity(t, m, ref.Vectors)
+		})
+	}
+}
+
+func checkParity(t *testing.T, m *Model, ref [][]float64) {
 	got, err := m.Embed(context.Background(), paritySentences)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +106,7 @@ func TestParityWithTheJavaScriptReference(t *testing.T) {
 	for i, s := range paritySentences {
 		var dot, na, nb, maxe float64
 		for j := range got[i] {
-			g, r := float64(got[i][j]), ref.Vectors[i][j]
+			g, r := float64(got[i][j]), ref[i][j]
 			dot += g * r
 			na += g * g
 			nb += r * r
