@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,6 +170,53 @@ func TestReferences(t *testing.T) {
 		if strings.HasPrefix(k, "Appendix A: Conditions > Grappled|mention|Grappled") {
 			t.Errorf("a section mentions its own title: %s", k)
 		}
+	}
+}
+
+// A title that names a state by a participle ("Poisoned") is mentioned by "poisoned", not by
+// "poison damage"; a title with a parenthesis ("Material (M)") is mentioned by either name.
+func TestTitleMentionForms(t *testing.T) {
+	ps := []Passage{
+		{Book: "Conditions", Section: "Conditions > Poisoned", Text: "A poisoned creature has disadvantage."},
+		{Book: "Spellcasting", Section: "Components > Material (M)", Text: "Some spells need objects."},
+		{Book: "Magic Items", Section: "Items > Stone of Good Luck (Luckstone)", Text: "A polished agate."},
+	}
+	idx := NewTitleIndex(ps)
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"Claws: the target must succeed on a save or become poisoned.", []string{"Poisoned"}},
+		{"Bite: 7 (2d6) poison damage.", nil},
+		{"A pouch holds the material components of your spells.", []string{"Material (M)"}},
+		{"The sorcerer wears a luckstone.", []string{"Stone of Good Luck (Luckstone)"}},
+		{"A stone of good luck and its luckstone", []string{"Stone of Good Luck (Luckstone)"}},
+	} {
+		var got []string
+		for _, r := range idx.Mentions(Passage{Book: "Monsters", Section: "Monsters > Quasit", Text: c.text}) {
+			got = append(got, r.Target)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q mentions %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+func TestExplicitReferenceForms(t *testing.T) {
+	for _, c := range []struct{ text, kind, target string }{
+		{"you gain certain benefits, as described in the “Unseen Attackers and Targets” section.", "see", "Unseen Attackers and Targets"},
+		{"See the \"Making an Attack\" section for the rules.", "see", "Making an Attack"},
+		{"(see the “Your Spellbook” sidebar)", "see", "Your Spellbook"},
+		{"Roll on the Wild Magic table (see p. B370).", "page", "B370"},
+		{"The target is incapacitated (see the condition).", "see", "incapacitated"},
+	} {
+		refs := ExplicitRefs(c.text)
+		if len(refs) != 1 || string(refs[0].Kind) != c.kind || refs[0].Target != c.target {
+			t.Errorf("%q: want %s %q, got %+v", c.text, c.kind, c.target, ExplicitRefs(c.text))
+		}
+	}
+	if refs := ExplicitRefs("She said “run” and the section of wall fell."); len(refs) != 0 {
+		t.Errorf("a quoted word that is not a section name became a reference: %+v", refs)
 	}
 }
 

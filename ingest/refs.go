@@ -12,7 +12,9 @@ var (
 	pageRef     = regexp.MustCompile(`(?i)\b(?:pp?\.\s?|pages?\s+)([A-Z]?\d{1,4})(?:\s*[-–]\s*[A-Z]?\d{1,4})?\b`)
 	seeParen    = regexp.MustCompile(`(?i)\(\s*(?:see|(?:as\s+)?(?:described|explained|defined|detailed)\s+in)\s+(?:also\s+)?([^)]{2,80})\)`)
 	seeSentence = regexp.MustCompile(`(?:^|[.!?]\s+)See\s+(?:also\s+)?([^.;\n]{2,80})`)
-	seeTrim     = regexp.MustCompile(`(?i)^(?:the|a|an)\s+|\s+(?:below|above|later|earlier|for details|for more information|in this chapter|in chapter \d+)$`)
+	// a section named in quotes: described in the “Unseen Attackers and Targets” section
+	seeQuoted = regexp.MustCompile(`["“]([^"”\n]{3,60})["”]\s+(?:section|sidebar|chapter|entry)\b`)
+	seeTrim   = regexp.MustCompile(`(?i)^(?:the|a|an)\s+|\s+(?:below|above|later|earlier|for details|for more information|in this chapter|in chapter \d+)$`)
 )
 
 // AddRefs records the outgoing references of each passage: page references, "see X" phrases and
@@ -43,9 +45,12 @@ func explicitRefs(text string) []rag.Reference {
 	for _, m := range pageRef.FindAllStringSubmatch(text, -1) {
 		add(rag.Reference{Kind: rag.RefPage, Text: m[0], Target: strings.ToUpper(m[1])})
 	}
-	for _, re := range []*regexp.Regexp{seeParen, seeSentence} {
+	for _, re := range []*regexp.Regexp{seeParen, seeSentence, seeQuoted} {
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 			phrase := strings.TrimSpace(text[m[2]:m[3]])
+			if re != seeQuoted && seeQuoted.MatchString(phrase) {
+				continue // "see the “Your Spellbook” sidebar": the quoted name, found below
+			}
 			target := strings.TrimSpace(seeTrim.ReplaceAllString(phrase, ""))
 			target = strings.TrimSpace(seeTrim.ReplaceAllString(target, ""))
 			if pageRef.MatchString(target) && len(target) < 12 {
@@ -104,6 +109,7 @@ var ordinalLevel = regexp.MustCompile(`^\d+(st|nd|rd|th) level$`)
 
 type title struct {
 	words []string // stemmed words
+	exact []string // for each word, the form the text must show ("" for any inflection)
 	text  string   // as written
 	book  string   // "" when several books have this title
 }
@@ -120,24 +126,26 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 	idx := &TitleIndex{byFirst: map[string][]*title{}}
 	all := map[string]*title{}
 	for _, p := range ps {
-		t := LastHeading(p.Section)
-		key := NormalizeTitle(t)
-		if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
-			continue
-		}
-		if old, ok := all[key]; ok {
-			if old.book != p.Book {
-				old.book = ""
+		heading := LastHeading(p.Section)
+		for _, t := range titleNames(heading) {
+			key := NormalizeTitle(t)
+			if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
+				continue
 			}
-			continue
+			if old, ok := all[key]; ok {
+				if old.book != p.Book {
+					old.book = ""
+				}
+				continue
+			}
+			words := stemWords(t)
+			if len(words) == 0 || len(words) > 8 {
+				continue
+			}
+			tt := &title{words: words, exact: exactForms(t), text: heading, book: p.Book}
+			all[key] = tt
+			idx.byFirst[words[0]] = append(idx.byFirst[words[0]], tt)
 		}
-		words := stemWords(t)
-		if len(words) == 0 || len(words) > 8 {
-			continue
-		}
-		tt := &title{words: words, text: t, book: p.Book}
-		all[key] = tt
-		idx.byFirst[words[0]] = append(idx.byFirst[words[0]], tt)
 	}
 	// Drop titles mentioned almost everywhere.
 	counts := map[*title]int{}
@@ -159,8 +167,38 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 	return idx
 }
 
+var parenthetical = regexp.MustCompile(`^(.+?)\s*\(([^()]+)\)$`)
+
+// titleNames are the names a heading goes by: itself and, for "Material (M)" or "Stone of Good
+// Luck (Luckstone)", the name before the parenthesis and the one inside it.
+func titleNames(h string) []string {
+	names := []string{h}
+	if m := parenthetical.FindStringSubmatch(h); m != nil {
+		names = append(names, m[1], m[2])
+	}
+	return names
+}
+
+// exactForms marks the words of a title that name a state by a past participle ("Poisoned",
+// "Grappled"): such a word is matched as written, since "poison damage" does not mean the
+// Poisoned condition and a title matched by every "poison" would look mentioned everywhere.
+func exactForms(t string) []string {
+	raw := rawWords(t)
+	out := make([]string, len(raw))
+	for i, w := range raw {
+		if len(w) > 4 && strings.HasSuffix(w, "ed") {
+			out[i] = w
+		}
+	}
+	return out
+}
+
 func (idx *TitleIndex) find(text string) []*title {
-	words := stemWords(text)
+	raw := rawWords(text)
+	words := make([]string, len(raw))
+	for i, w := range raw {
+		words[i] = Stem(w)
+	}
 	var out []*title
 	seen := map[*title]bool{}
 	for i, w := range words {
@@ -169,8 +207,8 @@ func (idx *TitleIndex) find(text string) []*title {
 				continue
 			}
 			match := true
-			for j := 1; j < len(t.words); j++ {
-				if words[i+j] != t.words[j] {
+			for j := range t.words {
+				if words[i+j] != t.words[j] || j < len(t.exact) && t.exact[j] != "" && raw[i+j] != t.exact[j] {
 					match = false
 					break
 				}
@@ -192,10 +230,12 @@ func (idx *TitleIndex) Mentions(p Passage) []rag.Reference {
 		own[NormalizeTitle(h)] = true
 	}
 	var refs []rag.Reference
+	seen := map[string]bool{}
 	for _, t := range idx.find(p.Text) {
-		if own[NormalizeTitle(t.text)] {
+		if own[NormalizeTitle(t.text)] || seen[t.text] {
 			continue
 		}
+		seen[t.text] = true
 		refs = append(refs, rag.Reference{Kind: rag.RefMention, Text: t.text, Target: t.text, Book: t.book})
 	}
 	return refs
@@ -218,14 +258,22 @@ func NormalizeTitle(s string) string {
 
 // stemWords splits text into lowercased, lightly stemmed words.
 func stemWords(s string) []string {
+	out := rawWords(s)
+	for i, w := range out {
+		out[i] = Stem(w)
+	}
+	return out
+}
+
+// rawWords splits text into lowercased words.
+func rawWords(s string) []string {
 	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
 	})
 	out := fields[:0]
 	for _, f := range fields {
-		f = strings.Trim(f, "'")
-		if f != "" {
-			out = append(out, Stem(f))
+		if f = strings.Trim(f, "'"); f != "" {
+			out = append(out, f)
 		}
 	}
 	return out

@@ -164,6 +164,24 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		order  int
 	}
 	var cands []cand
+	docTerms := make([]map[string]bool, len(in.Documents))
+	for i, d := range in.Documents {
+		docTerms[i] = termSet(d.Text)
+	}
+	shares := map[string]float64{}
+	docShare := func(t string) float64 { // the share of the passages found that hold a word
+		if v, ok := shares[t]; ok {
+			return v
+		}
+		n := 0
+		for _, m := range docTerms {
+			if m[t] {
+				n++
+			}
+		}
+		shares[t] = float64(n) / float64(max(1, len(docTerms)))
+		return shares[t]
+	}
 	sentences := map[int][]scoredSentence{} // by document, split and scored once
 	for i, h := range in.Hints {
 		from := 0
@@ -189,18 +207,28 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 				full = false
 			}
 		}
+		partial := false // the target shares with the question a word that few passages hold
+		for t := range termSet(h.Target) {
+			if q[t] && docShare(t) <= 0.5 {
+				partial = true
+			}
+		}
 		if h.Kind == RefMention {
 			overlap = overlap && full
 		}
 		score := 0
 		switch h.Kind {
 		case RefSee, RefPage:
-			if vagueTarget[strings.ToLower(h.Target)] || rank > 2 {
+			// An explicit reference is followed from the top passages, or from any passage of
+			// the first few when it names what the question asks about.
+			if vagueTarget[strings.ToLower(h.Target)] || rank > 2 && !(overlap && rank <= 4) {
 				continue
 			}
 			score = 6 - rank
 		case RefMention:
-			if covered && !(overlap && rank == 0 && h.Book != "" && h.Book != d.Book) {
+			// Even when the best passage answers the question, a rule of another book that it
+			// names and the question speaks of is worth reading ("find familiar" for a familiar).
+			if covered && !(partial && rank == 0 && h.Book != "" && h.Book != d.Book) {
 				continue
 			}
 			if _, ok := sentences[from]; !ok {
@@ -210,8 +238,8 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 			switch {
 			case overlap && rank <= 2:
 				score = 5 - rank
-			case hop == 1 && rank <= 1 && rel >= minSentenceOverlap && h.Book != "" && h.Book != d.Book:
-				score = rel - rank
+			case hop == 1 && h.Book != "" && h.Book != d.Book && (rank <= 1 && rel >= minSentenceOverlap || rank <= 3 && rel >= minSentenceOverlap+1):
+				score = max(1, rel-rank)
 			case hop == 1 && rank <= 0 && rel >= 1 && h.Book != "" && h.Book != d.Book:
 				// The best passage names a rule of another book in a sentence about the question.
 				score = 1
@@ -293,14 +321,28 @@ func scoreSentences(q map[string]bool, text string) []scoredSentence {
 // sentenceOverlap is the most question words any sentence that names target shares with the
 // question.
 func sentenceOverlap(sentences []scoredSentence, target string) int {
-	t := foldTitle(target)
 	best := 0
-	for _, s := range sentences {
-		if t != "" && strings.Contains(s.folded, " "+t+" ") {
-			best = max(best, s.overlap)
+	for _, name := range titleNames(target) {
+		t := foldTitle(name)
+		for _, s := range sentences {
+			if t != "" && strings.Contains(s.folded, " "+t+" ") {
+				best = max(best, s.overlap)
+			}
 		}
 	}
 	return best
+}
+
+var parenthetical = regexp.MustCompile(`^(.+?)\s*\(([^()]+)\)$`)
+
+// titleNames are the names a title goes by: itself and, for "Material (M)", the name before the
+// parenthesis and the one inside it (as the ingester indexes them).
+func titleNames(t string) []string {
+	names := []string{t}
+	if m := parenthetical.FindStringSubmatch(t); m != nil {
+		names = append(names, m[1], m[2])
+	}
+	return names
 }
 
 // OfflineWriter answers extractively: the sentences of the passages that share most words with

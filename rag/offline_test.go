@@ -61,3 +61,101 @@ func TestOfflineAnalyzerAsksForARuleOnce(t *testing.T) {
 		t.Fatalf("new queries %q (sufficient %v), want Unconscious once", a.NewQueries, a.Sufficient)
 	}
 }
+
+// analyze runs the offline analyzer on the passages of one search (ranked in order) and their
+// hints, and reports the new queries.
+func analyze(t *testing.T, question string, docs []Document, hints []Reference, from []int) Analysis {
+	t.Helper()
+	rank, hop := make([]int, len(docs)), make([]int, len(docs))
+	for i := range docs {
+		rank[i], hop[i] = i, 1
+	}
+	a, err := OfflineAnalyzer{}.Analyze(context.Background(), AnalyzeInput{
+		Question: question, Documents: docs, Hints: hints, HintFrom: from,
+		DocRank: rank, DocHop: hop, Asked: []string{question}, Max: 4,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func asks(a Analysis, target string) bool {
+	for _, q := range a.NewQueries {
+		if strings.EqualFold(q, target) {
+			return true
+		}
+	}
+	return false
+}
+
+// An explicit reference of a passage found fourth or fifth is followed when it names what the
+// question asks about, and not otherwise.
+func TestOfflineAnalyzerFollowsALowerExplicitReferenceToTheQuestionsSubject(t *testing.T) {
+	docs := []Document{
+		{Book: "Classes", Section: "Barbarian > Rage", Text: "In battle, you fight with primal ferocity."},
+		{Book: "Classes", Section: "Barbarian > Mindless Rage", Text: "You can't be charmed while raging."},
+		{Book: "Classes", Section: "Barbarian > The Barbarian", Text: "A fierce warrior of primitive background."},
+		{Book: "Classes", Section: "Barbarian > Reckless Attack", Text: "You can throw aside all concern for defense."},
+		{Book: "Classes", Section: "Berserker > Frenzy", Text: "When your rage ends, you suffer one level of exhaustion (as described in appendix A). Heavy armor (see Heavy Armor) hinders you."},
+	}
+	hints := []Reference{
+		{Kind: RefSee, Text: "exhaustion (as described in appendix A)", Target: "exhaustion"},
+		{Kind: RefSee, Text: "(see Heavy Armor)", Target: "Heavy Armor"},
+	}
+	a := analyze(t, "My berserker used his frenzy twice: what exhaustion penalties does he have now?", docs, hints, []int{4, 4})
+	if !asks(a, "exhaustion") {
+		t.Errorf("the reference to the question's subject is not followed: %q", a.NewQueries)
+	}
+	if asks(a, "Heavy Armor") {
+		t.Errorf("an unrelated reference of the fifth passage is followed: %q", a.NewQueries)
+	}
+}
+
+// When the best passage answers the question, a rule of another book that it names is still
+// read when the question speaks of it with a word the other passages do not share; a rule named
+// by a word every passage holds is not.
+func TestOfflineAnalyzerReadsTheOtherBooksRuleTheQuestionNames(t *testing.T) {
+	q := "A warlock with Pact of the Chain takes an imp as her familiar. Can the imp attack in combat with its sting?"
+	docs := []Document{
+		{Book: "Classes", Section: "Warlock > Pact of the Chain", Text: "Pact of the Chain: a warlock learns the find familiar spell; the familiar can take the form of an imp. In combat, when you attack, the familiar can attack with its sting. You can cast a spell through it."},
+		{Book: "Monsters", Section: "Monsters > Imp", Text: "Sting. Melee weapon attack: the imp deals piercing damage and casts no spell."},
+		{Book: "Classes", Section: "Warlock > Voice of the Chain Master", Text: "You can perceive through your familiar's senses; a spell you cast reaches it."},
+		{Book: "Classes", Section: "Warlock > Thirsting Blade", Text: "You can attack twice with your pact weapon, a spell of sorts."},
+	}
+	hints := []Reference{
+		{Kind: RefMention, Text: "Find Familiar", Target: "Find Familiar", Book: "Spells"},
+		{Kind: RefMention, Text: "Cast a Spell", Target: "Cast a Spell", Book: "Rules"},
+	}
+	a := analyze(t, q, docs, hints, []int{0, 0})
+	if !asks(a, "Find Familiar") {
+		t.Errorf("the spell the question's familiar comes from is not read: %q", a.NewQueries)
+	}
+	if asks(a, "Cast a Spell") {
+		t.Errorf("a rule named by a word every passage holds is followed: %q", a.NewQueries)
+	}
+}
+
+// A rule of another book named, by the short form of its title ("Material (M)" as "material"),
+// in a sentence that holds three of the question's words is followed even from the fourth
+// passage; a sentence that holds two is not enough there.
+func TestOfflineAnalyzerFollowsARuleNamedInASentenceAboutTheQuestion(t *testing.T) {
+	q := "Can a cleric cast revivify using only her holy symbol or a component pouch?"
+	docs := []Document{
+		{Book: "Spells", Section: "Spells > Revivify", Text: "You touch a creature that has died within the last minute."},
+		{Book: "Classes", Section: "Cleric > Spellcasting Focus", Text: "You can use a holy symbol as a spellcasting focus."},
+		{Book: "Backgrounds", Section: "Backgrounds > Acolyte", Text: "You carry a holy symbol and prayer beads."},
+		{Book: "Equipment", Section: "Equipment > Adventuring Gear", Text: "A component pouch holds the material components you need to cast your spells. A tinderbox holds flint (see Improvised Weapons)."},
+	}
+	hints := []Reference{
+		{Kind: RefMention, Text: "Material (M)", Target: "Material (M)", Book: "Spellcasting"},
+		{Kind: RefMention, Text: "Improvised Weapons", Target: "Improvised Weapons", Book: "Rules"},
+	}
+	a := analyze(t, q, docs, hints, []int{3, 3})
+	if !asks(a, "Material (M)") {
+		t.Errorf("the material component rule is not followed: %q", a.NewQueries)
+	}
+	if asks(a, "Improvised Weapons") {
+		t.Errorf("a rule named in a sentence off the question is followed from the fourth passage: %q", a.NewQueries)
+	}
+}
