@@ -231,7 +231,7 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 				c.lat = append(c.lat, res.Elapsed)
 			}
 			if log != nil && !full {
-				fmt.Fprintf(log, "%s %s: %d of %d gold sections\n", st, q.ID, matched, len(q.Gold))
+				fmt.Fprintf(log, "%s %s: %d of %d gold sections (missing: %s)\n", st, q.ID, matched, len(q.Gold), strings.Join(missing(q.Gold, ps), "; "))
 			}
 			if log != nil && q.Kind == evalset.SingleHop && len(res.Hops) > 1 {
 				fmt.Fprintf(log, "%s %s: single-hop question took %d hops (hop 2: %s)\n", st, q.ID, len(res.Hops), strings.Join(res.Hops[1].Queries, "; "))
@@ -253,6 +253,17 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 		}
 	}
 	return rows, nil
+}
+
+// missing names the gold sections that no passage matches, as book — section.
+func missing(gold []evalset.Gold, ps []evalset.Passage) []string {
+	var out []string
+	for _, g := range gold {
+		if !slices.ContainsFunc(ps, func(p evalset.Passage) bool { return g.Matches(p.Book, p.Section) }) {
+			out = append(out, g.Book+" — "+g.Section)
+		}
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

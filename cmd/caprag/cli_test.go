@@ -149,6 +149,7 @@ func TestEvalReportsBothStrategies(t *testing.T) {
 	set := filepath.Join(t.TempDir(), "set.jsonl")
 	os.WriteFile(set, []byte(`{"id":"s1","question":"Can I still cast a spell while I am grappled?","kind":"multi-hop","style":"book-terms","gold":[{"book":"Conditions and Hazards","section":"Grappled"},{"book":"Spells and Magic","section":"Components"}]}
 {"id":"s2","question":"How much cover bonus does a low wall give?","kind":"single-hop","style":"book-terms","gold":[{"book":"Core Rules","section":"Cover"}]}
+{"id":"s3","question":"How much cover bonus does a low wall give?","kind":"single-hop","style":"book-terms","gold":[{"book":"Core Rules","section":"No Such Rule"}]}
 `), 0o644)
 	code, out, errOut := caprag(t, "eval", "--set", set)
 	if code != 0 {
@@ -158,6 +159,10 @@ func TestEvalReportsBothStrategies(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Fatalf("eval output lacks %q:\n%s", want, out)
 		}
+	}
+	// A question whose gold section is not found is named on stderr with what it missed.
+	if !strings.Contains(errOut, "multi-hop s3: 0 of 1 gold sections (missing: Core Rules — No Such Rule)") || strings.Contains(errOut, "s2: 0 of") {
+		t.Errorf("misses not reported as expected:\n%s", errOut)
 	}
 	if code, _, _ := caprag(t, "eval"); code != 2 {
 		t.Fatal("eval without --set must exit 2")
