@@ -126,8 +126,8 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 	idx := &TitleIndex{byFirst: map[string][]*title{}}
 	all := map[string]*title{}
 	for _, p := range ps {
-		heading := LastHeading(p.Section)
-		for _, t := range titleNames(heading) {
+		heading := rag.LastHeading(p.Section)
+		for _, t := range rag.TitleNames(heading) {
 			key := NormalizeTitle(t)
 			if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
 				continue
@@ -165,18 +165,6 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 		idx.byFirst[first] = kept
 	}
 	return idx
-}
-
-var parenthetical = regexp.MustCompile(`^(.+?)\s*\(([^()]+)\)$`)
-
-// titleNames are the names a heading goes by: itself and, for "Material (M)" or "Stone of Good
-// Luck (Luckstone)", the name before the parenthesis and the one inside it.
-func titleNames(h string) []string {
-	names := []string{h}
-	if m := parenthetical.FindStringSubmatch(h); m != nil {
-		names = append(names, m[1], m[2])
-	}
-	return names
 }
 
 // exactForms marks the words of a title that name a state by a past participle ("Poisoned",
@@ -239,14 +227,6 @@ func (idx *TitleIndex) Mentions(p Passage) []rag.Reference {
 		refs = append(refs, rag.Reference{Kind: rag.RefMention, Text: t.text, Target: t.text, Book: t.book})
 	}
 	return refs
-}
-
-// LastHeading is the last heading of a section path ("Combat > Grappling" → "Grappling").
-func LastHeading(path string) string {
-	if i := strings.LastIndex(path, " > "); i >= 0 {
-		return path[i+3:]
-	}
-	return path
 }
 
 // NormalizeTitle lowercases a title and reduces it to its words.

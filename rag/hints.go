@@ -2,6 +2,7 @@ package rag
 
 import (
 	"cmp"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -49,6 +50,26 @@ func Unresolved(docs []Document) []Hint {
 		}
 	}
 	return out
+}
+
+// LastHeading is the last heading of a section path ("Combat > Grappling" → "Grappling").
+func LastHeading(path string) string {
+	if i := strings.LastIndex(path, " > "); i >= 0 {
+		return path[i+3:]
+	}
+	return path
+}
+
+var parenthetical = regexp.MustCompile(`^(.+?)\s*\(([^()]+)\)$`)
+
+// TitleNames are the names a heading goes by: itself and, for "Material (M)" or "Stone of Good
+// Luck (Luckstone)", the name before the parenthesis and the one inside it.
+func TitleNames(h string) []string {
+	names := []string{h}
+	if m := parenthetical.FindStringSubmatch(h); m != nil {
+		names = append(names, m[1], m[2])
+	}
+	return names
 }
 
 // coveredByPrefix: "appendix ph a" is covered by a section "appendix ph a conditions".

@@ -164,23 +164,29 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		order  int
 	}
 	var cands []cand
-	docTerms := make([]map[string]bool, len(in.Documents))
-	for i, d := range in.Documents {
-		docTerms[i] = termSet(d.Text)
-	}
-	shares := map[string]float64{}
-	docShare := func(t string) float64 { // the share of the passages found that hold a word
-		if v, ok := shares[t]; ok {
-			return v
-		}
-		n := 0
-		for _, m := range docTerms {
-			if m[t] {
-				n++
+	var docTerms []map[string]bool // the passages' words, read when first needed
+	distinctive := func(target string) bool {
+		// target shares with the question a word that at most half the passages found hold
+		if docTerms == nil {
+			for _, d := range in.Documents {
+				docTerms = append(docTerms, termSet(d.Text))
 			}
 		}
-		shares[t] = float64(n) / float64(max(1, len(docTerms)))
-		return shares[t]
+		for t := range termSet(target) {
+			if !q[t] {
+				continue
+			}
+			n := 0
+			for _, m := range docTerms {
+				if m[t] {
+					n++
+				}
+			}
+			if 2*n <= len(docTerms) {
+				return true
+			}
+		}
+		return false
 	}
 	sentences := map[int][]scoredSentence{} // by document, split and scored once
 	for i, h := range in.Hints {
@@ -207,12 +213,6 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 				full = false
 			}
 		}
-		partial := false // the target shares with the question a word that few passages hold
-		for t := range termSet(h.Target) {
-			if q[t] && docShare(t) <= 0.5 {
-				partial = true
-			}
-		}
 		if h.Kind == RefMention {
 			overlap = overlap && full
 		}
@@ -228,7 +228,7 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		case RefMention:
 			// Even when the best passage answers the question, a rule of another book that it
 			// names and the question speaks of is worth reading ("find familiar" for a familiar).
-			if covered && !(partial && rank == 0 && h.Book != "" && h.Book != d.Book) {
+			if covered && !(rank == 0 && h.Book != "" && h.Book != d.Book && distinctive(h.Target)) {
 				continue
 			}
 			if _, ok := sentences[from]; !ok {
@@ -322,7 +322,7 @@ func scoreSentences(q map[string]bool, text string) []scoredSentence {
 // question.
 func sentenceOverlap(sentences []scoredSentence, target string) int {
 	best := 0
-	for _, name := range titleNames(target) {
+	for _, name := range TitleNames(target) {
 		t := foldTitle(name)
 		for _, s := range sentences {
 			if t != "" && strings.Contains(s.folded, " "+t+" ") {
@@ -331,18 +331,6 @@ func sentenceOverlap(sentences []scoredSentence, target string) int {
 		}
 	}
 	return best
-}
-
-var parenthetical = regexp.MustCompile(`^(.+?)\s*\(([^()]+)\)$`)
-
-// titleNames are the names a title goes by: itself and, for "Material (M)", the name before the
-// parenthesis and the one inside it (as the ingester indexes them).
-func titleNames(t string) []string {
-	names := []string{t}
-	if m := parenthetical.FindStringSubmatch(t); m != nil {
-		names = append(names, m[1], m[2])
-	}
-	return names
 }
 
 // OfflineWriter answers extractively: the sentences of the passages that share most words with
@@ -362,14 +350,6 @@ type sent struct {
 	score float64
 }
 
-// lastHeading is the last heading of a section path.
-func lastHeading(section string) string {
-	if i := strings.LastIndex(section, " > "); i >= 0 {
-		return section[i+3:]
-	}
-	return section
-}
-
 // namedIn reports whether a picked sentence names title (lower case) as a whole phrase.
 func namedIn(title string, picked map[int][]sent) bool {
 	for _, ss := range picked {
@@ -382,14 +362,21 @@ func namedIn(title string, picked map[int][]sent) bool {
 	return false
 }
 
+// quotable trims a sentence of table and list marks and reports whether it is long enough to
+// quote.
+func quotable(p string) (string, bool) {
+	p = strings.TrimSpace(strings.Trim(p, "|#>-* "))
+	return p, len([]rune(p)) >= 20
+}
+
 // Write implements Writer.
 func (OfflineWriter) Write(_ context.Context, question string, docs []Document, _ []Turn) (string, error) {
 	q := termSet(question)
 	var all []sent
 	for i, d := range docs {
 		for j, p := range sentencesOf(d.Text) {
-			p = strings.TrimSpace(strings.Trim(p, "|#>-* "))
-			if len([]rune(p)) < 20 {
+			p, ok := quotable(p)
+			if !ok {
 				continue
 			}
 			var hit float64
@@ -425,13 +412,12 @@ func (OfflineWriter) Write(_ context.Context, question string, docs []Document, 
 		if len(picked[i]) > 0 || n >= 8 {
 			continue
 		}
-		title := strings.ToLower(lastHeading(d.Section))
+		title := strings.ToLower(LastHeading(d.Section))
 		if title == "" || !namedIn(title, picked) {
 			continue
 		}
 		for j, p := range sentencesOf(d.Text) {
-			p = strings.TrimSpace(strings.Trim(p, "|#>-* "))
-			if len([]rune(p)) >= 20 {
+			if p, ok := quotable(p); ok {
 				picked[i] = []sent{{p, i, j, 0}}
 				n++
 				break

@@ -70,7 +70,7 @@ func (x *index) rebuild() {
 	docs := make([][]string, len(x.order))
 	for i, e := range x.order {
 		// The section's last heading counts twice: rule names live in headings.
-		h := ingest.LastHeading(e.P.Section)
+		h := rag.LastHeading(e.P.Section)
 		docs[i] = embed.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
 	}
 	x.lex = newBM25(docs)
@@ -110,7 +110,7 @@ func (x *index) rebuild() {
 
 // headingKeys are the lookup keys of a section: its last heading, normalised and stemmed.
 func headingKeys(section string) []string {
-	t := ingest.LastHeading(section)
+	t := rag.LastHeading(section)
 	if t == "" {
 		return nil
 	}
@@ -148,11 +148,14 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 		}
 		names[b.Name] = true
 	}
+	if len(es) == 0 {
+		return nil
+	}
 	for lo := 0; lo < len(es); lo += embedBatch {
 		batch := es[lo:min(lo+embedBatch, len(es))]
 		texts := make([]string, len(batch))
 		for i, e := range batch {
-			texts[i] = ingest.LastHeading(e.P.Section) + "\n" + e.P.Text
+			texts[i] = rag.LastHeading(e.P.Section) + "\n" + e.P.Text
 		}
 		vecs, err := x.emb.EmbedDocuments(ctx, texts)
 		if err != nil {
@@ -171,9 +174,6 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 	keep := make(map[string]bool, len(es))
 	for _, e := range es {
 		keep[e.P.ID] = true
-	}
-	if len(es) == 0 {
-		return nil
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()

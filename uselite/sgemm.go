@@ -17,7 +17,7 @@ func sgemm(n, m, k int, a, b, c []float32) {
 	}
 	parts := runtime.GOMAXPROCS(0)
 	if parts == 1 || n*m*k < 1<<18 {
-		sgemmBlock(0, n, 0, m, m, k, a, b, c)
+		gemm(0, n, 0, m, k, a, k, b, m, c, m)
 		return
 	}
 	var wg sync.WaitGroup
@@ -28,7 +28,7 @@ func sgemm(n, m, k int, a, b, c []float32) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				sgemmBlock(r0, r1, 0, m, m, k, a, b, c)
+				gemm(r0, r1, 0, m, k, a, k, b, m, c, m)
 			}()
 		}
 	} else {
@@ -38,16 +38,11 @@ func sgemm(n, m, k int, a, b, c []float32) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				sgemmBlock(0, n, c0, c1, m, k, a, b, c)
+				gemm(0, n, c0, c1, k, a, k, b, m, c, m)
 			}()
 		}
 	}
 	wg.Wait()
-}
-
-// sgemmBlock computes rows r0..r1 and columns c0..c1 of C = A[n×k] · B[k×m] (contiguous).
-func sgemmBlock(r0, r1, c0, c1, m, k int, a, b, c []float32) {
-	gemm(r0, r1, c0, c1, k, a, k, b, m, c, m)
 }
 
 // Cache blocking of gemm: a block of A (blockRows × blockK, 96 KiB) stays in L2 while each
