@@ -202,6 +202,44 @@ func TestTitleMentionForms(t *testing.T) {
 	}
 }
 
+// Rules defined under run-in headings are known by name when one passage defines them, no
+// section title has the name and few passages mention it; a question naming one finds it.
+func TestDefinedTerms(t *testing.T) {
+	ps := []Passage{
+		{Book: "gm", Section: "Poisons > Sample Poisons", Text: "Each poison differs.\n\nMalice (Inhaled). A creature is blinded.\n\nTorpor (Ingested). A creature is incapacitated.\n\nPoisoned. Not a new rule: a title has this name."},
+		{Book: "mm", Section: "Monsters > Goblin", Text: "Nimble Escape. The goblin can hide.\n\nBite. Melee Weapon Attack: 1d4 piercing."},
+		{Book: "mm", Section: "Monsters > Wolf", Text: "Bite. Melee Weapon Attack: 2d4 piercing. Unlike torpor, it wakes you."},
+		{Book: "conditions", Section: "Conditions > Poisoned", Text: "A poisoned creature has disadvantage. So has a creature in torpor."},
+	}
+	defined := DefinedTerms(ps)
+	var names []string
+	for t, i := range defined {
+		names = append(names, t+"@"+ps[i].Book)
+	}
+	slices.Sort(names)
+	if want := []string{"Malice@gm", "Nimble Escape@mm", "Torpor@gm"}; !slices.Equal(names, want) {
+		t.Errorf("defined terms %q, want %q (Bite is defined twice, Poisoned is a title)", names, want)
+	}
+	idx := NewTermIndex(ps, defined)
+	for _, c := range []struct {
+		question string
+		want     []string
+	}{
+		{"What does a puff of malice do?", []string{"Malice"}},
+		{"Can a goblin use nimble escape to hide?", []string{"Nimble Escape"}},
+		{"How long does torpor last?", nil}, // three passages speak of torpor: no particular one
+		{"What does a wolf bite do?", nil},
+	} {
+		var got []string
+		for _, r := range idx.Mentions(Passage{Text: c.question}) {
+			got = append(got, r.Target)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%q names %q, want %q", c.question, got, c.want)
+		}
+	}
+}
+
 func TestExplicitReferenceForms(t *testing.T) {
 	for _, c := range []struct{ text, kind, target string }{
 		{"you gain certain benefits, as described in the “Unseen Attackers and Targets” section.", "see", "Unseen Attackers and Targets"},

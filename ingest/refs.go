@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -123,29 +124,91 @@ type TitleIndex struct {
 // that are generic, very short, or mentioned in more than 8% of the passages are left out: a
 // mention of them says nothing about where to look.
 func NewTitleIndex(ps []Passage) *TitleIndex {
-	idx := &TitleIndex{byFirst: map[string][]*title{}}
-	all := map[string]*title{}
+	var names []Name
 	for _, p := range ps {
 		heading := rag.LastHeading(p.Section)
 		for _, t := range rag.TitleNames(heading) {
-			key := NormalizeTitle(t)
-			if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
-				continue
-			}
-			if old, ok := all[key]; ok {
-				if old.book != p.Book {
-					old.book = ""
-				}
-				continue
-			}
-			words := stemWords(t)
-			if len(words) == 0 || len(words) > 8 {
-				continue
-			}
-			tt := &title{words: words, exact: exactForms(t), text: heading, book: p.Book}
-			all[key] = tt
-			idx.byFirst[words[0]] = append(idx.byFirst[words[0]], tt)
+			names = append(names, Name{Text: t, Target: heading, Book: p.Book})
 		}
+	}
+	return newNameIndex(names, ps, len(ps)/12+5)
+}
+
+// Name is a name a text may mention: Text as matched, Target as the reference names it, and the
+// book that holds it.
+type Name struct{ Text, Target, Book string }
+
+// NewTermIndex indexes the rules defined inside sections under a run-in heading (see
+// DefinedTerms; defined is its result for ps): "Malice" of the sample poisons. Terms mentioned by more than termMentions
+// passages (their own included) are left out: a question that names such a rare term is about
+// the passage defining it, while a term many passages use says little about where to look.
+func NewTermIndex(ps []Passage, defined map[string]int) *TitleIndex {
+	var names []Name
+	for t, i := range defined {
+		names = append(names, Name{Text: t, Target: t, Book: ps[i].Book})
+	}
+	slices.SortFunc(names, func(a, b Name) int { return strings.Compare(a.Text, b.Text) })
+	return newNameIndex(names, ps, termMentions)
+}
+
+// termMentions bounds how many passages may mention a term the TermIndex keeps.
+const termMentions = 2
+
+// DefinedTerms returns the rules defined under a run-in heading (rag.RunInHeadings) that exactly one
+// passage of ps defines and no section title already names, each with the index of the passage
+// that defines it: "Malice", "Recharge X–Y". A term many passages define ("Bite",
+// "Multiattack") names nothing in particular.
+func DefinedTerms(ps []Passage) map[string]int {
+	titles := map[string]bool{}
+	for _, p := range ps {
+		for _, t := range rag.TitleNames(rag.LastHeading(p.Section)) {
+			titles[NormalizeTitle(t)] = true
+		}
+	}
+	first := map[string]int{}
+	count := map[string]int{}
+	name := map[string]string{}
+	for i, p := range ps {
+		for _, t := range rag.RunInHeadings(p.Text) {
+			key := NormalizeTitle(t)
+			if titles[key] || key == "" {
+				continue
+			}
+			if count[key]++; count[key] == 1 {
+				first[key], name[key] = i, t
+			}
+		}
+	}
+	out := map[string]int{}
+	for key, n := range count {
+		if n == 1 {
+			out[name[key]] = first[key]
+		}
+	}
+	return out
+}
+
+func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
+	idx := &TitleIndex{byFirst: map[string][]*title{}}
+	all := map[string]*title{}
+	for _, n := range names {
+		key := NormalizeTitle(n.Text)
+		if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
+			continue
+		}
+		if old, ok := all[key]; ok {
+			if old.book != n.Book {
+				old.book = ""
+			}
+			continue
+		}
+		words := stemWords(n.Text)
+		if len(words) == 0 || len(words) > 8 {
+			continue
+		}
+		tt := &title{words: words, exact: exactForms(n.Text), text: n.Target, book: n.Book}
+		all[key] = tt
+		idx.byFirst[words[0]] = append(idx.byFirst[words[0]], tt)
 	}
 	// Drop titles mentioned almost everywhere.
 	counts := map[*title]int{}
@@ -154,7 +217,6 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 			counts[t]++
 		}
 	}
-	limit := len(ps)/12 + 5
 	for first, ts := range idx.byFirst {
 		kept := ts[:0]
 		for _, t := range ts {

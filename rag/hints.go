@@ -34,9 +34,10 @@ func Unresolved(docs []Document) []Hint {
 		for _, r := range d.Refs {
 			k := foldTitle(r.Target)
 			in := have
-			if r.Kind == RefSee {
+			if r.Kind == RefSee || r.Kind == RefMention && participle(r.Target) {
 				// An explicit reference names its section exactly: "grappled (see ...)" in
-				// Grappling points at Grappled, which folding would confuse with Grappling.
+				// Grappling points at Grappled, which folding would confuse with Grappling. So
+				// does a mention of a state ("poisoned"), which Sample Poisons does not resolve.
 				k, in = wordsOf(r.Target), exact
 			}
 			if r.Kind == RefPage {
@@ -58,6 +59,33 @@ func LastHeading(path string) string {
 		return path[i+3:]
 	}
 	return path
+}
+
+// runIn matches a run-in heading at the start of a paragraph: a capitalised name of up to four
+// words, perhaps with a parenthesis, then a full stop ("Malice (Inhaled). A creature…",
+// "Recharge X–Y. The notation…").
+var runIn = regexp.MustCompile(`^([A-Z][\p{L}’'–-]*(?: (?:of|the|and|or|to|in|on|[A-Z][\p{L}’'–-]*)){0,3})(?: \([^()\n]{1,40}\))?\. `)
+
+// RunInHeadings returns the names of the rules a text defines under run-in headings, in order.
+func RunInHeadings(text string) []string {
+	var out []string
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		if len(line) > 2 && line[0] >= 'A' && line[0] <= 'Z' {
+			if len(line) > 100 {
+				line = line[:100]
+			}
+			if m := runIn.FindStringSubmatch(line); m != nil {
+				out = append(out, m[1])
+			}
+		}
+	}
+	return out
 }
 
 var parenthetical = regexp.MustCompile(`^(.+?)\s*\(([^()]+)\)$`)
@@ -111,4 +139,15 @@ func fold(w string) string {
 // wordsOf lowercases a title and keeps its words.
 func wordsOf(s string) string {
 	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
+}
+
+// participle reports whether a title names a state by a past participle ("Poisoned", "Grappled"):
+// such a title is matched as written, not folded with "poison" or "grapple".
+func participle(t string) bool {
+	for _, w := range strings.Fields(wordsOf(t)) {
+		if len(w) > 4 && strings.HasSuffix(w, "ed") {
+			return true
+		}
+	}
+	return false
 }

@@ -29,7 +29,10 @@ type AnalyzeInput struct {
 	DocRank   []int    // for each document, its rank in the search or link that found it (0 = first)
 	DocHop    []int    // for each document, the hop that first found it (1 = the first search)
 	Asked     []string // queries already searched, never asked again
-	Max       int      // most new queries wanted
+	// Named are the rules the question names by their title or defined term, fetched in the
+	// first hop ("a puff of malice" → Malice).
+	Named []string
+	Max   int // most new queries wanted
 }
 
 // Analyzer judges whether the passages answer the question and otherwise asks for what is missing.

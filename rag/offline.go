@@ -32,7 +32,7 @@ var stop = func() map[string]bool {
 func terms(s string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' }) {
-		w = strings.Trim(w, "'")
+		w = strings.TrimSuffix(strings.Trim(w, "'"), "'s") // the tarrasque's → tarrasque
 		if w == "" || stop[w] {
 			continue
 		}
@@ -189,6 +189,10 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 		return false
 	}
 	sentences := map[int][]scoredSentence{} // by document, split and scored once
+	named := map[string]bool{}
+	for _, n := range in.Named {
+		named[foldTitle(n)] = true
+	}
 	for i, h := range in.Hints {
 		from := 0
 		if i < len(in.HintFrom) {
@@ -232,10 +236,14 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 				continue
 			}
 			if _, ok := sentences[from]; !ok {
-				sentences[from] = scoreSentences(q, d.Text)
+				sentences[from] = scoreSentences(q, named, d.Text)
 			}
-			rel := sentenceOverlap(sentences[from], h.Target)
+			rel, inNamed := sentenceOverlap(sentences[from], h.Target)
 			switch {
+			case inNamed && hop == 1 && rank <= 3:
+				// The rule the question names ("a puff of malice") says what it does with this
+				// one ("…poisoned for 1 hour. The poisoned creature is blinded.").
+				score = 4 - rank/2
 			case overlap && rank <= 2:
 				score = 5 - rank
 			case hop == 1 && h.Book != "" && h.Book != d.Book && (rank <= 1 && rel >= minSentenceOverlap || rank <= 3 && rel >= minSentenceOverlap+1):
@@ -296,41 +304,86 @@ func sentencesOf(text string) []string {
 	return sentenceSplit.Split(softBreak.ReplaceAllString(text, "$1 $2"), -1)
 }
 
-// scoredSentence is a sentence, folded for title matching, with how many question words it holds.
+// scoredSentence is a sentence, folded for title matching, with how many question words it holds
+// and whether the question names the rule it belongs to: the run-in heading its paragraph opens
+// with ("Malice (Inhaled). … or become poisoned for 1 hour. The poisoned creature is blinded."
+// belongs to Malice).
 type scoredSentence struct {
 	folded  string
+	plain   string // lowercased words, unfolded
 	overlap int
+	named   bool
 }
 
-// scoreSentences scores each sentence of a passage against the question's words.
-func scoreSentences(q map[string]bool, text string) []scoredSentence {
-	parts := sentencesOf(text)
-	out := make([]scoredSentence, len(parts))
-	for i, p := range parts {
-		n := 0
-		for t := range termSet(p) {
-			if q[t] {
-				n++
-			}
+var paragraphBreak = regexp.MustCompile(`\n\s*\n`)
+
+// A rule the question names by its run-in heading is quoted whole, heading included, when it is
+// at most maxRuleQuote bytes long, and ranks with a sentence holding namedRuleScore question words.
+const (
+	maxRuleQuote   = 600
+	namedRuleScore = 5
+)
+
+// runInRule is the rule a paragraph defines under a run-in heading ("Malice (Inhaled). A
+// creature…" → "Malice"), or "".
+func runInRule(para string) string {
+	if h := RunInHeadings(para); len(h) > 0 && strings.HasPrefix(para, h[0]) {
+		return h[0]
+	}
+	return ""
+}
+
+// subset reports whether every word of a (at least one) is in b.
+func subset(a, b map[string]bool) bool {
+	for t := range a {
+		if !b[t] {
+			return false
 		}
-		out[i] = scoredSentence{" " + foldTitle(p) + " ", n}
+	}
+	return len(a) > 0
+}
+
+// scoreSentences scores each sentence of a passage against the question's words; named holds
+// the folded names of the rules the question names.
+func scoreSentences(q, named map[string]bool, text string) []scoredSentence {
+	var out []scoredSentence
+	for _, para := range paragraphBreak.Split(text, -1) {
+		h := runInRule(para)
+		inNamed := h != "" && named[foldTitle(h)]
+		for _, p := range sentencesOf(para) {
+			n := 0
+			for t := range termSet(p) {
+				if q[t] {
+					n++
+				}
+			}
+			out = append(out, scoredSentence{" " + foldTitle(p) + " ", " " + wordsOf(p) + " ", n, inNamed})
+		}
 	}
 	return out
 }
 
 // sentenceOverlap is the most question words any sentence that names target shares with the
-// question.
-func sentenceOverlap(sentences []scoredSentence, target string) int {
-	best := 0
+// question, and whether target is named inside a rule the question names.
+func sentenceOverlap(sentences []scoredSentence, target string) (best int, named bool) {
 	for _, name := range TitleNames(target) {
-		t := foldTitle(name)
+		// A participle title ("Poisoned") is named as written: "a dose of poison" is no mention.
+		t, exact := foldTitle(name), participle(name)
+		if exact {
+			t = wordsOf(name)
+		}
 		for _, s := range sentences {
-			if t != "" && strings.Contains(s.folded, " "+t+" ") {
+			in := s.folded
+			if exact {
+				in = s.plain
+			}
+			if t != "" && strings.Contains(in, " "+t+" ") {
 				best = max(best, s.overlap)
+				named = named || s.named
 			}
 		}
 	}
-	return best
+	return best, named
 }
 
 // OfflineWriter answers extractively: the sentences of the passages that share most words with
@@ -374,23 +427,35 @@ func (OfflineWriter) Write(_ context.Context, question string, docs []Document, 
 	q := termSet(question)
 	var all []sent
 	for i, d := range docs {
-		for j, p := range sentencesOf(d.Text) {
-			p, ok := quotable(p)
-			if !ok {
+		j := -1
+		for _, para := range paragraphBreak.Split(d.Text, -1) {
+			// The question names the rule this paragraph defines ("a puff of malice" and
+			// "Malice (Inhaled). … The poisoned creature is blinded."): quote all of it.
+			if h := runInRule(para); h != "" && subset(termSet(h), q) && len(para) <= maxRuleQuote {
+				j++
+				p := strings.Join(strings.Fields(para), " ")
+				all = append(all, sent{p, i, j, namedRuleScore - 0.15*float64(i)})
 				continue
 			}
-			var hit float64
-			for t := range termSet(p) {
-				if q[t] {
-					hit++
+			for _, p := range sentencesOf(para) {
+				j++
+				p, ok := quotable(p)
+				if !ok {
+					continue
 				}
+				var hit float64
+				for t := range termSet(p) {
+					if q[t] {
+						hit++
+					}
+				}
+				if hit == 0 {
+					continue
+				}
+				// Earlier passages ranked higher; the first sentences of a section state its rule.
+				score := hit - 0.15*float64(i) - 0.05*float64(min(j, 10))
+				all = append(all, sent{p, i, j, score})
 			}
-			if hit == 0 {
-				continue
-			}
-			// Earlier passages ranked higher; the first sentences of a section state its rule.
-			score := hit - 0.15*float64(i) - 0.05*float64(min(j, 10))
-			all = append(all, sent{p, i, j, score})
 		}
 	}
 	if len(all) == 0 {

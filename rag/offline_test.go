@@ -2,6 +2,7 @@ package rag
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -157,5 +158,109 @@ func TestOfflineAnalyzerFollowsARuleNamedInASentenceAboutTheQuestion(t *testing.
 	}
 	if asks(a, "Improvised Weapons") {
 		t.Errorf("a rule named in a sentence off the question is followed from the fourth passage: %q", a.NewQueries)
+	}
+}
+
+// poisons is a section that defines several rules under run-in headings.
+var poisons = Document{Book: "Gamemastering", Section: "Poisons > Sample Poisons", Text: "Each type of poison has its own effects.\n\n" +
+	"Essence of Ether (Inhaled). A creature must succeed on a DC 15 Constitution saving throw or become poisoned for 8 hours. The poisoned creature is unconscious.\n\n" +
+	"Malice (Inhaled). A creature must succeed on a DC 15 Constitution saving throw or become poisoned for 1 hour. The poisoned creature is blinded.\n\n" +
+	"Torpor (Ingested). A creature must succeed on a DC 15 Constitution saving throw or become poisoned for 4d6 hours. The poisoned creature is incapacitated."}
+
+// The rules that a rule the question names (fetched because the question names it) speaks of
+// are followed, even from below the top passages and in sentences that share no word with the
+// question ("The poisoned creature is blinded."); the rules its neighbours speak of are not.
+func TestOfflineAnalyzerFollowsWhatTheNamedRuleSaysOf(t *testing.T) {
+	q := "An assassin blows a puff of malice into my face. What penalties do I suffer?"
+	docs := []Document{
+		{Book: "Creatures", Section: "NPCs > Assassin", Text: "Assassinate. The assassin has advantage on attack rolls."},
+		{Book: "Rules", Section: "Saving Throws", Text: "A saving throw represents an attempt to resist a poison."},
+		{Book: "Spells", Section: "Spells > Raise Dead", Text: "The target takes a penalty to attack rolls."},
+		poisons,
+	}
+	hints := []Reference{
+		{Kind: RefMention, Text: "Unconscious", Target: "Unconscious", Book: "Conditions"},
+		{Kind: RefMention, Text: "Blinded", Target: "Blinded", Book: "Conditions"},
+		{Kind: RefMention, Text: "Poisoned", Target: "Poisoned", Book: "Conditions"},
+		{Kind: RefMention, Text: "Incapacitated", Target: "Incapacitated", Book: "Conditions"},
+	}
+	in := AnalyzeInput{
+		Question: q, Documents: docs, Hints: hints, HintFrom: []int{3, 3, 3, 3},
+		DocRank: []int{0, 1, 2, 3}, DocHop: []int{1, 1, 1, 1}, Asked: []string{q}, Max: 4,
+	}
+	a, err := OfflineAnalyzer{}.Analyze(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asks(a, "Blinded") || asks(a, "Poisoned") {
+		t.Fatalf("without the question naming Malice, its conditions are followed from the fourth passage: %q", a.NewQueries)
+	}
+	in.Named = []string{"Malice"}
+	if a, err = (OfflineAnalyzer{}).Analyze(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	if !asks(a, "Blinded") || !asks(a, "Poisoned") {
+		t.Errorf("the conditions Malice imposes are not followed: %q", a.NewQueries)
+	}
+	if asks(a, "Unconscious") || asks(a, "Incapacitated") {
+		t.Errorf("the conditions of the other poisons are followed: %q", a.NewQueries)
+	}
+}
+
+// A state named by a participle ("Poisoned") is not the plural noun: a section "Poisons" in the
+// context does not resolve it, and a sentence about "a dose of poison" does not name it.
+func TestParticipleTitlesAreMatchedAsWritten(t *testing.T) {
+	docs := []Document{{Book: "Gamemastering", Section: "Poisons > Sample Poisons", Text: poisons.Text,
+		Refs: []Reference{{Kind: RefMention, Text: "Poisoned", Target: "Poisoned", Book: "Conditions"}, {Kind: RefMention, Text: "Poison", Target: "Poison", Book: "Spells"}}}}
+	var targets []string
+	for _, h := range Unresolved(docs) {
+		targets = append(targets, h.Ref.Target)
+	}
+	if !slices.Contains(targets, "Poisoned") || slices.Contains(targets, "Poison") {
+		t.Errorf("unresolved %q; want Poisoned (the section Poisons is no condition) and not Poison", targets)
+	}
+	q := termSet("How heavy a chest could she drag out?")
+	ss := scoreSentences(q, nil, "Opening the chest causes the needle to spring out, delivering a dose of poison. The creature is poisoned.")
+	if n, _ := sentenceOverlap(ss, "Poisoned"); n != 0 {
+		t.Errorf("a sentence about poison counts %d question words for the Poisoned condition, want 0", n)
+	}
+	if n, _ := sentenceOverlap(ss, "Poison"); n != 2 {
+		t.Errorf("a sentence naming poison counts %d question words for Poison, want 2", n)
+	}
+}
+
+// A possessive is its noun: "the tarrasque's" holds the word of the section "Tarrasque".
+func TestPossessiveIsItsNoun(t *testing.T) {
+	if got := termSet("What does the tarrasque's Reflective Carapace do?"); !got["tarrasqu"] && !got["tarrasque"] {
+		t.Errorf("terms %v lack the tarrasque", got)
+	}
+}
+
+// A question that names a rule defined under a run-in heading gets that rule quoted whole, with
+// its name, rather than its sentences scattered or left out.
+func TestOfflineWriterQuotesTheNamedRuleWhole(t *testing.T) {
+	docs := []Document{poisons, {Book: "Conditions", Section: "Conditions > Blinded", Text: "A blinded creature can't see."}}
+	got, err := OfflineWriter{}.Write(context.Background(), "What does malice do to me?", docs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Malice (Inhaled). A creature must succeed on a DC 15 Constitution saving throw or become poisoned for 1 hour. The poisoned creature is blinded. [1]"
+	if !strings.Contains(got, want) {
+		t.Errorf("the Malice rule is not quoted whole:\n%s", got)
+	}
+	if strings.Contains(got, "Torpor") || strings.Contains(got, "Essence of Ether") {
+		t.Errorf("other poisons are quoted:\n%s", got)
+	}
+	if !strings.Contains(got, "A blinded creature can't see. [2]") {
+		t.Errorf("the condition the quoted rule names is not quoted:\n%s", got)
+	}
+}
+
+func TestRunInHeadings(t *testing.T) {
+	text := "Each poison differs.\n\nMalice (Inhaled). A creature…\n\nRecharge X–Y. The notation…\n\nAssassin’s Blood (Ingested). A creature…\n\nEssence of Ether (Inhaled). It…\n\nThis is a sentence. Another one.\n\nThe creature can't move. It…"
+	got := RunInHeadings(text)
+	want := []string{"Malice", "Recharge X–Y", "Assassin’s Blood", "Essence of Ether"}
+	if !slices.Equal(got, want) {
+		t.Errorf("RunInHeadings = %q, want %q", got, want)
 	}
 }

@@ -148,6 +148,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	queries := uniqueQueries(asked, []string{s.Question})
 	askedList := append([]string(nil), queries...)
 	namedQueries := map[string]bool{} // sections fetched because the question names them
+	var namedList []string
 	var following []string
 	opts := SearchOptions{K: m.TopK, Books: s.Books}
 	for n := 1; n <= maxHops; n++ {
@@ -166,6 +167,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 				qs = append(qs, named...)
 				for _, q := range named {
 					namedQueries[q.Text] = true
+					namedList = append(namedList, q.Text)
 				}
 			}
 		} else {
@@ -180,7 +182,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 			hop.Sufficient = true
 		} else {
 			docs := s.Context()
-			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries)}
+			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries), Named: namedList}
 			in.DocRank, in.DocHop = docRanks(s, docs, namedQueries)
 			for _, h := range Unresolved(docs) {
 				in.Hints = append(in.Hints, h.Ref)

@@ -220,7 +220,8 @@ func TestFirstHopFetchesTheRulesTheQuestionNames(t *testing.T) {
 	c := titled{newCorpus().
 		add("i'm concentrating on haste and take 22 damage", doc("spellcasting", "Concentration", "Taking damage: Constitution save.")).
 		add("haste", doc("spells", "Haste", "Concentration, up to 1 minute. When the spell ends the target can't move.")), []string{"Haste", "Fireball"}}
-	s, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: &scriptedAnalyzer{}, MaxHops: 3, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "I'm concentrating on haste and take 22 damage"})
+	an := &scriptedAnalyzer{}
+	s, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: an, MaxHops: 3, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "I'm concentrating on haste and take 22 damage"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,5 +231,8 @@ func TestFirstHopFetchesTheRulesTheQuestionNames(t *testing.T) {
 	}
 	if len(s.Hops) != 1 || !slices.Contains(sections, "Haste") || !slices.Contains(sections, "Concentration") {
 		t.Fatalf("hops %d, context %v; want Haste fetched in hop 1 beside the search", len(s.Hops), sections)
+	}
+	if len(an.inputs) != 1 || !slices.Equal(an.inputs[0].Named, []string{"Haste"}) {
+		t.Errorf("the analyzer is not told which rules the question names: %+v", an.inputs)
 	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,8 @@ When you want to grab a creature or wrestle with it, you can use the Attack acti
 ## Cover
 
 Walls, trees, creatures, and other obstacles can provide cover during combat. Half cover gives a +2 bonus to AC. See page 12.
+
+**Total Cover.** A target with total cover can't be targeted directly by an attack or a spell.
 
 ## Rapid Strike
 
@@ -176,6 +179,22 @@ func conformance(t *testing.T, open func(t *testing.T, opts Options) Store) {
 		got, err := s.Resolve(ctx, docs[0], *mention, rag.SearchOptions{K: 2})
 		if err != nil || len(got) == 0 || got[0].Book != "conditions" || got[0].Section != "Conditions > Grappled" {
 			t.Fatalf("Resolve(Grappled) = %+v, %v", got, err)
+		}
+	})
+	t.Run("QuestionNamesARuleDefinedInASection", func(t *testing.T) {
+		s := newStore(t)
+		tf, ok := s.(rag.TitleFinder)
+		if !ok {
+			t.Fatal("the store does not find the rules a question names")
+		}
+		refs, err := tf.Mentions(ctx, "Can the archers still shoot me behind total cover?")
+		i := slices.IndexFunc(refs, func(r rag.Reference) bool { return r.Target == "Total Cover" && r.Book == "core" })
+		if err != nil || i < 0 {
+			t.Fatalf("Mentions = %+v, %v; want the rule Total Cover of core", refs, err)
+		}
+		got, err := s.Resolve(ctx, rag.Document{}, refs[i], rag.SearchOptions{K: 1})
+		if err != nil || len(got) != 1 || got[0].Section != "Combat > Cover" || !strings.Contains(got[0].Text, "Total Cover. A target") {
+			t.Fatalf("Resolve(Total Cover) = %+v, %v; want the Cover passage defining it", got, err)
 		}
 	})
 	t.Run("EmptyQuery", func(t *testing.T) {

@@ -49,6 +49,7 @@ type index struct {
 	version    string
 	bookCounts map[string]int // book name → passages
 	titleIndex *ingest.TitleIndex
+	termIndex  *ingest.TitleIndex              // rules defined under run-in headings
 	onChange   func(ctx context.Context) error // persists (embedded store)
 }
 
@@ -102,6 +103,17 @@ func (x *index) rebuild() {
 	}
 	x.version = hex.EncodeToString(h.Sum(nil)[:8])
 	x.titleIndex = ingest.NewTitleIndex(parentList)
+	// Rules defined under run-in headings ("Malice (Inhaled). A creature…") are found by their
+	// name too, when no section title has it.
+	defined := ingest.DefinedTerms(parentList)
+	x.termIndex = ingest.NewTermIndex(parentList, defined)
+	for t, i := range defined {
+		for _, k := range nameKeys(t) {
+			if _, ok := x.titles[k]; !ok {
+				x.titles[k] = []string{parentIDs[i]}
+			}
+		}
+	}
 	x.refs = make(map[string][]rag.Reference, len(parentList))
 	for i, p := range parentList {
 		x.refs[parentIDs[i]] = append(ingest.ExplicitRefs(p.Text), x.titleIndex.Mentions(p)...)
@@ -109,8 +121,10 @@ func (x *index) rebuild() {
 }
 
 // headingKeys are the lookup keys of a section: its last heading, normalised and stemmed.
-func headingKeys(section string) []string {
-	t := rag.LastHeading(section)
+func headingKeys(section string) []string { return nameKeys(rag.LastHeading(section)) }
+
+// nameKeys are the lookup keys of a title: normalised and stemmed.
+func nameKeys(t string) []string {
 	if t == "" {
 		return nil
 	}
@@ -472,5 +486,12 @@ func (x *index) Mentions(_ context.Context, text string) ([]rag.Reference, error
 	if x.titleIndex == nil {
 		return nil, nil
 	}
-	return x.titleIndex.Mentions(ingest.Passage{Text: text}), nil
+	p := ingest.Passage{Text: text}
+	refs := x.titleIndex.Mentions(p)
+	for _, r := range x.termIndex.Mentions(p) {
+		if !slices.ContainsFunc(refs, func(o rag.Reference) bool { return strings.EqualFold(o.Target, r.Target) }) {
+			refs = append(refs, r)
+		}
+	}
+	return refs, nil
 }
