@@ -236,7 +236,7 @@ func exactForms(t string) []string {
 	raw := rawWords(t)
 	out := make([]string, len(raw))
 	for i, w := range raw {
-		if len(w) > 4 && strings.HasSuffix(w, "ed") {
+		if rag.Participle(w) {
 			out[i] = w
 		}
 	}

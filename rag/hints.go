@@ -3,6 +3,7 @@ package rag
 import (
 	"cmp"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -76,16 +77,26 @@ func RunInHeadings(text string) []string {
 		} else {
 			text = ""
 		}
-		if len(line) > 2 && line[0] >= 'A' && line[0] <= 'Z' {
-			if len(line) > 100 {
-				line = line[:100]
-			}
-			if m := runIn.FindStringSubmatch(line); m != nil {
-				out = append(out, m[1])
-			}
+		if h := runInHeading(line); h != "" {
+			out = append(out, h)
 		}
 	}
 	return out
+}
+
+// runInHeading is the name of the rule a paragraph (or line) opens with under a run-in heading,
+// or "".
+func runInHeading(para string) string {
+	if len(para) < 3 || para[0] < 'A' || para[0] > 'Z' {
+		return ""
+	}
+	if len(para) > 100 {
+		para = para[:100] // a name and its parenthesis are shorter
+	}
+	if m := runIn.FindStringSubmatch(para); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 var parenthetical = regexp.MustCompile(`^(.+?)\s*\(([^()]+)\)$`)
@@ -141,13 +152,10 @@ func wordsOf(s string) string {
 	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }), " ")
 }
 
-// participle reports whether a title names a state by a past participle ("Poisoned", "Grappled"):
-// such a title is matched as written, not folded with "poison" or "grapple".
-func participle(t string) bool {
-	for _, w := range strings.Fields(wordsOf(t)) {
-		if len(w) > 4 && strings.HasSuffix(w, "ed") {
-			return true
-		}
-	}
-	return false
-}
+// Participle reports whether a word (lower case) names a state by a past participle
+// ("poisoned", "grappled"): such a word is matched as written, not folded with "poison" or
+// "grapple".
+func Participle(w string) bool { return len(w) > 4 && strings.HasSuffix(w, "ed") }
+
+// participle reports whether a title holds a participle word.
+func participle(t string) bool { return slices.ContainsFunc(strings.Fields(wordsOf(t)), Participle) }

@@ -324,15 +324,6 @@ const (
 	namedRuleScore = 5
 )
 
-// runInRule is the rule a paragraph defines under a run-in heading ("Malice (Inhaled). A
-// creature…" → "Malice"), or "".
-func runInRule(para string) string {
-	if h := RunInHeadings(para); len(h) > 0 && strings.HasPrefix(para, h[0]) {
-		return h[0]
-	}
-	return ""
-}
-
 // subset reports whether every word of a (at least one) is in b.
 func subset(a, b map[string]bool) bool {
 	for t := range a {
@@ -348,7 +339,7 @@ func subset(a, b map[string]bool) bool {
 func scoreSentences(q, named map[string]bool, text string) []scoredSentence {
 	var out []scoredSentence
 	for _, para := range paragraphBreak.Split(text, -1) {
-		h := runInRule(para)
+		h := runInHeading(para)
 		inNamed := h != "" && named[foldTitle(h)]
 		for _, p := range sentencesOf(para) {
 			n := 0
@@ -431,7 +422,7 @@ func (OfflineWriter) Write(_ context.Context, question string, docs []Document, 
 		for _, para := range paragraphBreak.Split(d.Text, -1) {
 			// The question names the rule this paragraph defines ("a puff of malice" and
 			// "Malice (Inhaled). … The poisoned creature is blinded."): quote all of it.
-			if h := runInRule(para); h != "" && subset(termSet(h), q) && len(para) <= maxRuleQuote {
+			if h := runInHeading(para); h != "" && subset(termSet(h), q) && len(para) <= maxRuleQuote {
 				j++
 				p := strings.Join(strings.Fields(para), " ")
 				all = append(all, sent{p, i, j, namedRuleScore - 0.15*float64(i)})

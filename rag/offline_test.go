@@ -67,13 +67,20 @@ func TestOfflineAnalyzerAsksForARuleOnce(t *testing.T) {
 // hints, and reports the new queries.
 func analyze(t *testing.T, question string, docs []Document, hints []Reference, from []int) Analysis {
 	t.Helper()
+	return analyzeNamed(t, question, docs, hints, from, nil)
+}
+
+// analyzeNamed analyses documents found in hop 1 in rank order, for a question that names the
+// rules in named.
+func analyzeNamed(t *testing.T, question string, docs []Document, hints []Reference, from []int, named []string) Analysis {
+	t.Helper()
 	rank, hop := make([]int, len(docs)), make([]int, len(docs))
 	for i := range docs {
 		rank[i], hop[i] = i, 1
 	}
 	a, err := OfflineAnalyzer{}.Analyze(context.Background(), AnalyzeInput{
 		Question: question, Documents: docs, Hints: hints, HintFrom: from,
-		DocRank: rank, DocHop: hop, Asked: []string{question}, Max: 4,
+		DocRank: rank, DocHop: hop, Asked: []string{question}, Max: 4, Named: named,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -184,21 +191,11 @@ func TestOfflineAnalyzerFollowsWhatTheNamedRuleSaysOf(t *testing.T) {
 		{Kind: RefMention, Text: "Poisoned", Target: "Poisoned", Book: "Conditions"},
 		{Kind: RefMention, Text: "Incapacitated", Target: "Incapacitated", Book: "Conditions"},
 	}
-	in := AnalyzeInput{
-		Question: q, Documents: docs, Hints: hints, HintFrom: []int{3, 3, 3, 3},
-		DocRank: []int{0, 1, 2, 3}, DocHop: []int{1, 1, 1, 1}, Asked: []string{q}, Max: 4,
-	}
-	a, err := OfflineAnalyzer{}.Analyze(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if asks(a, "Blinded") || asks(a, "Poisoned") {
+	from := []int{3, 3, 3, 3}
+	if a := analyze(t, q, docs, hints, from); asks(a, "Blinded") || asks(a, "Poisoned") {
 		t.Fatalf("without the question naming Malice, its conditions are followed from the fourth passage: %q", a.NewQueries)
 	}
-	in.Named = []string{"Malice"}
-	if a, err = (OfflineAnalyzer{}).Analyze(context.Background(), in); err != nil {
-		t.Fatal(err)
-	}
+	a := analyzeNamed(t, q, docs, hints, from, []string{"Malice"})
 	if !asks(a, "Blinded") || !asks(a, "Poisoned") {
 		t.Errorf("the conditions Malice imposes are not followed: %q", a.NewQueries)
 	}

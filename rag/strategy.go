@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -147,8 +148,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	asked := map[string]bool{}
 	queries := uniqueQueries(asked, []string{s.Question})
 	askedList := append([]string(nil), queries...)
-	namedQueries := map[string]bool{} // sections fetched because the question names them
-	var namedList []string
+	var named []string // the sections and rules fetched because the question names them
 	var following []string
 	opts := SearchOptions{K: m.TopK, Books: s.Books}
 	for n := 1; n <= maxHops; n++ {
@@ -162,12 +162,11 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 		if n == 1 {
 			qs, err = searchAll(ctx, m.Retriever, queries, n, opts)
 			if err == nil {
-				var named []Question
-				named, err = m.named(ctx, s.Question, opts)
-				qs = append(qs, named...)
-				for _, q := range named {
-					namedQueries[q.Text] = true
-					namedList = append(namedList, q.Text)
+				var fetched []Question
+				fetched, err = m.named(ctx, s.Question, opts)
+				qs = append(qs, fetched...)
+				for _, q := range fetched {
+					named = append(named, q.Text)
 				}
 			}
 		} else {
@@ -182,8 +181,8 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 			hop.Sufficient = true
 		} else {
 			docs := s.Context()
-			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries), Named: namedList}
-			in.DocRank, in.DocHop = docRanks(s, docs, namedQueries)
+			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries), Named: named}
+			in.DocRank, in.DocHop = docRanks(s, docs, named)
 			for _, h := range Unresolved(docs) {
 				in.Hints = append(in.Hints, h.Ref)
 				in.HintFrom = append(in.HintFrom, h.Rank)
@@ -220,13 +219,13 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 // docRanks gives each context document its best rank in the searches that found it, and the
 // hop that first found it. A section fetched because the question names it ranks after a
 // search's top results: the question chose it, not the search, so its own links are weak hints.
-func docRanks(s State, docs []Document, named map[string]bool) (ranks, hops []int) {
+func docRanks(s State, docs []Document, named []string) (ranks, hops []int) {
 	best := map[string]int{}
 	first := map[string]int{}
 	for _, q := range s.Questions {
 		for i, d := range q.Documents {
 			k := d.Key()
-			if named[q.Text] && q.Hop == 1 {
+			if q.Hop == 1 && slices.Contains(named, q.Text) {
 				i += 3
 			}
 			if r, ok := best[k]; !ok || i < r {

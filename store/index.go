@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,10 +108,10 @@ func (x *index) rebuild() {
 	// name too, when no section title has it.
 	defined := ingest.DefinedTerms(parentList)
 	x.termIndex = ingest.NewTermIndex(parentList, defined)
-	for t, i := range defined {
+	for _, t := range slices.Sorted(maps.Keys(defined)) { // in order: two terms may share a stem
 		for _, k := range nameKeys(t) {
 			if _, ok := x.titles[k]; !ok {
-				x.titles[k] = []string{parentIDs[i]}
+				x.titles[k] = []string{parentIDs[defined[t]]}
 			}
 		}
 	}
