@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/words"
 )
 
 var (
@@ -76,13 +77,13 @@ func explicitRefs(text string) []rag.Reference {
 
 // wordBefore returns the last word before a "(see ...)", skipping the word "condition".
 func wordBefore(s string) string {
-	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' && r != '\'' })
-	for i := len(words) - 1; i >= 0 && i >= len(words)-3; i-- {
-		w := strings.ToLower(words[i])
+	ws := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' && r != '\'' })
+	for i := len(ws) - 1; i >= 0 && i >= len(ws)-3; i-- {
+		w := strings.ToLower(ws[i])
 		if w == "condition" || w == "conditions" || w == "the" {
 			continue
 		}
-		return words[i]
+		return ws[i]
 	}
 	return ""
 }
@@ -162,7 +163,7 @@ func DefinedTerms(ps []Passage) map[string]int {
 	titles := map[string]bool{}
 	for _, p := range ps {
 		for _, t := range rag.TitleNames(rag.LastHeading(p.Section)) {
-			titles[NormalizeTitle(t)] = true
+			titles[words.Normalize(t)] = true
 		}
 	}
 	first := map[string]int{}
@@ -170,7 +171,7 @@ func DefinedTerms(ps []Passage) map[string]int {
 	name := map[string]string{}
 	for i, p := range ps {
 		for _, t := range rag.RunInHeadings(p.Text) {
-			key := NormalizeTitle(t)
+			key := words.Normalize(t)
 			if titles[key] || key == "" {
 				continue
 			}
@@ -192,7 +193,7 @@ func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
 	idx := &TitleIndex{byFirst: map[string][]*title{}}
 	all := map[string]*title{}
 	for _, n := range names {
-		key := NormalizeTitle(n.Text)
+		key := words.Normalize(n.Text)
 		if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
 			continue
 		}
@@ -202,13 +203,13 @@ func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
 			}
 			continue
 		}
-		words := stemWords(n.Text)
-		if len(words) == 0 || len(words) > 8 {
+		stems := words.Stems(n.Text)
+		if len(stems) == 0 || len(stems) > 8 {
 			continue
 		}
-		tt := &title{words: words, exact: exactForms(n.Text), text: n.Target, book: n.Book}
+		tt := &title{words: stems, exact: exactForms(n.Text), text: n.Target, book: n.Book}
 		all[key] = tt
-		idx.byFirst[words[0]] = append(idx.byFirst[words[0]], tt)
+		idx.byFirst[stems[0]] = append(idx.byFirst[stems[0]], tt)
 	}
 	// Drop titles mentioned almost everywhere.
 	counts := map[*title]int{}
@@ -233,10 +234,10 @@ func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
 // "Grappled"): such a word is matched as written, since "poison damage" does not mean the
 // Poisoned condition and a title matched by every "poison" would look mentioned everywhere.
 func exactForms(t string) []string {
-	raw := rawWords(t)
+	raw := words.Split(t)
 	out := make([]string, len(raw))
 	for i, w := range raw {
-		if rag.Participle(w) {
+		if words.Participle(w) {
 			out[i] = w
 		}
 	}
@@ -244,21 +245,21 @@ func exactForms(t string) []string {
 }
 
 func (idx *TitleIndex) find(text string) []*title {
-	raw := rawWords(text)
-	words := make([]string, len(raw))
+	raw := words.Split(text)
+	stems := make([]string, len(raw))
 	for i, w := range raw {
-		words[i] = Stem(w)
+		stems[i] = words.Stem(w)
 	}
 	var out []*title
 	seen := map[*title]bool{}
-	for i, w := range words {
+	for i, w := range stems {
 		for _, t := range idx.byFirst[w] {
-			if seen[t] || i+len(t.words) > len(words) {
+			if seen[t] || i+len(t.words) > len(stems) {
 				continue
 			}
 			match := true
 			for j := range t.words {
-				if words[i+j] != t.words[j] || j < len(t.exact) && t.exact[j] != "" && raw[i+j] != t.exact[j] {
+				if stems[i+j] != t.words[j] || j < len(t.exact) && t.exact[j] != "" && raw[i+j] != t.exact[j] {
 					match = false
 					break
 				}
@@ -277,85 +278,16 @@ func (idx *TitleIndex) find(text string) []*title {
 func (idx *TitleIndex) Mentions(p Passage) []rag.Reference {
 	own := map[string]bool{}
 	for _, h := range strings.Split(p.Section, " > ") {
-		own[NormalizeTitle(h)] = true
+		own[words.Normalize(h)] = true
 	}
 	var refs []rag.Reference
 	seen := map[string]bool{}
 	for _, t := range idx.find(p.Text) {
-		if own[NormalizeTitle(t.text)] || seen[t.text] {
+		if own[words.Normalize(t.text)] || seen[t.text] {
 			continue
 		}
 		seen[t.text] = true
 		refs = append(refs, rag.Reference{Kind: rag.RefMention, Text: t.text, Target: t.text, Book: t.book})
 	}
 	return refs
-}
-
-// NormalizeTitle lowercases a title and reduces it to its words.
-func NormalizeTitle(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}), " ")
-}
-
-// stemWords splits text into lowercased, lightly stemmed words.
-func stemWords(s string) []string {
-	out := rawWords(s)
-	for i, w := range out {
-		out[i] = Stem(w)
-	}
-	return out
-}
-
-// rawWords splits text into lowercased words.
-func rawWords(s string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
-	})
-	out := fields[:0]
-	for _, f := range fields {
-		if f = strings.Trim(f, "'"); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// Stem strips common English inflections (possessive, plural, -ed, -ing) so that "grappled",
-// "grapples" and "grappling" meet. It is deliberately light: rule names must stay recognisable.
-func Stem(w string) string {
-	w = strings.TrimSuffix(w, "'s")
-	w = strings.TrimSuffix(w, "’s")
-	n := len(w)
-	switch {
-	case n > 5 && strings.HasSuffix(w, "ies"):
-		return w[:n-3] + "y"
-	case n > 5 && strings.HasSuffix(w, "ing"):
-		return undouble(strings.TrimSuffix(w[:n-3], "e"))
-	case n > 4 && strings.HasSuffix(w, "ed"):
-		return undouble(strings.TrimSuffix(w[:n-2], "e"))
-	case n > 4 && (strings.HasSuffix(w, "ses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
-		return w[:n-2]
-	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		// The singular's own stem, so that "creatures" and "creature" meet.
-		return stripE(w[:n-1])
-	}
-	return stripE(w)
-}
-
-// stripE drops a final silent "e" of a word longer than four letters ("creature" → "creatur").
-func stripE(w string) string {
-	if len(w) > 4 && strings.HasSuffix(w, "e") {
-		return w[:len(w)-1]
-	}
-	return w
-}
-
-// undouble drops the doubled final consonant an inflection added ("getting" → "get").
-func undouble(w string) string {
-	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && strings.IndexByte("bdgmnprt", w[n-1]) >= 0 {
-		return w[:n-1]
-	}
-	return w
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/caprag/caprag/words"
 )
 
 // Offline returns the rule-based roles: a useful product without any model (a rules lookup that
@@ -16,38 +18,8 @@ func Offline() Models {
 	return Models{Expander: OfflineExpander{}, Analyzer: OfflineAnalyzer{}, Writer: OfflineWriter{}, Rewriter: OfflineRewriter{}}
 }
 
-var stop = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an the and or but if of to in on at by for with from as is are was were be been
-	being it its this that these those i you he she they we me my your his her their our us them do does did can
-	could would should will shall may might must have has had what which who whom how when where why than then so
-	not no also any all some each there here just s t am im get gets got want wants try still really does doesn
-	don can't cant isn work works happen happens way thing things use using one like make makes`) {
-		m[w] = true
-	}
-	return m
-}()
-
-// terms are the folded content words of a text.
-func terms(s string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' }) {
-		w = strings.TrimSuffix(strings.Trim(w, "'"), "'s") // the tarrasque's → tarrasque
-		if w == "" || stop[w] {
-			continue
-		}
-		out = append(out, fold(w))
-	}
-	return out
-}
-
-func termSet(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, t := range terms(s) {
-		m[t] = true
-	}
-	return m
-}
+// termSet is the stems of a text's content words (no stop or chatter words).
+func termSet(s string) map[string]bool { return words.ContentSet(s) }
 
 // OfflineExpander rewrites a question into keyword and phrasing variants.
 type OfflineExpander struct{}
@@ -118,9 +90,11 @@ func containsWord(s, phrase string) bool {
 func contentWords(s string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-' }) {
-		if !stop[strings.ToLower(w)] {
-			out = append(out, w)
+		// "can't" and "he's" are stop words too: every word of theirs is one
+		if !slices.ContainsFunc(words.Split(w), func(w string) bool { return !words.IsStop(w) && !words.IsAsking(w) }) {
+			continue
 		}
+		out = append(out, w)
 	}
 	return out
 }
@@ -191,7 +165,7 @@ func (OfflineAnalyzer) Analyze(_ context.Context, in AnalyzeInput) (Analysis, er
 	sentences := map[int][]scoredSentence{} // by document, split and scored once
 	named := map[string]bool{}
 	for _, n := range in.Named {
-		named[foldTitle(n)] = true
+		named[words.Fold(n)] = true
 	}
 	for i, h := range in.Hints {
 		from := 0
@@ -340,7 +314,7 @@ func scoreSentences(q, named map[string]bool, text string) []scoredSentence {
 	var out []scoredSentence
 	for _, para := range paragraphBreak.Split(text, -1) {
 		h := runInHeading(para)
-		inNamed := h != "" && named[foldTitle(h)]
+		inNamed := h != "" && named[words.Fold(h)]
 		for _, p := range sentencesOf(para) {
 			n := 0
 			for t := range termSet(p) {
@@ -348,7 +322,7 @@ func scoreSentences(q, named map[string]bool, text string) []scoredSentence {
 					n++
 				}
 			}
-			out = append(out, scoredSentence{" " + foldTitle(p) + " ", " " + wordsOf(p) + " ", n, inNamed})
+			out = append(out, scoredSentence{" " + words.Fold(p) + " ", " " + words.Normalize(p) + " ", n, inNamed})
 		}
 	}
 	return out
@@ -359,9 +333,9 @@ func scoreSentences(q, named map[string]bool, text string) []scoredSentence {
 func sentenceOverlap(sentences []scoredSentence, target string) (best int, named bool) {
 	for _, name := range TitleNames(target) {
 		// A participle title ("Poisoned") is named as written: "a dose of poison" is no mention.
-		t, exact := foldTitle(name), participle(name)
+		t, exact := words.Fold(name), words.HasParticiple(name)
 		if exact {
-			t = wordsOf(name)
+			t = words.Normalize(name)
 		}
 		for _, s := range sentences {
 			in := s.folded

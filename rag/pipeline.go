@@ -9,11 +9,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	gocache "github.com/patrickmn/go-cache"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/caprag/caprag/words"
 )
 
 // Strategy names, as RETRIEVAL_STRATEGY and --strategy accept them.
@@ -256,7 +257,5 @@ func (p *Pipeline) key(ctx context.Context, question, strategy string, books []s
 // NormalizeQuestion folds case, punctuation and spacing, so "Can I grapple?" and
 // "can i  grapple" are the same question.
 func NormalizeQuestion(q string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}), " ")
+	return words.Normalize(q)
 }

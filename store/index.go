@@ -15,6 +15,7 @@ import (
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/words"
 )
 
 // entry is one child passage with its vector.
@@ -73,7 +74,7 @@ func (x *index) rebuild() {
 	for i, e := range x.order {
 		// The section's last heading counts twice: rule names live in headings.
 		h := rag.LastHeading(e.P.Section)
-		docs[i] = embed.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
+		docs[i] = words.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
 	}
 	x.lex = newBM25(docs)
 	x.bookCounts = map[string]int{}
@@ -129,8 +130,8 @@ func nameKeys(t string) []string {
 	if t == "" {
 		return nil
 	}
-	n := ingest.NormalizeTitle(t)
-	s := strings.Join(embed.Tokens(t), " ")
+	n := words.Normalize(t)
+	s := strings.Join(words.Tokens(t), " ")
 	if s == n || s == "" {
 		return []string{n}
 	}
@@ -294,7 +295,7 @@ func (x *index) Retrieve(ctx context.Context, query string, opts rag.SearchOptio
 	books := bookFilter(opts.Books)
 	scores := map[*entry]float64{}
 	if x.mode != Vector {
-		for rank, i := range x.lex.search(embed.Tokens(query), depth, func(i int) bool { return books.ok(x.order[i].P.Book) }) {
+		for rank, i := range x.lex.search(words.Tokens(query), depth, func(i int) bool { return books.ok(x.order[i].P.Book) }) {
 			scores[x.order[i]] += 1 / float64(rrfK+rank+1)
 		}
 	}
@@ -378,8 +379,8 @@ func (x *index) Resolve(ctx context.Context, from rag.Document, ref rag.Referenc
 // stemmed heading, then a heading that starts with the target ("appendix PH-A" → "Appendix PH-A:
 // Conditions"). Only the first parent of each section is returned first.
 func (x *index) titleParents(target, book string) []string {
-	n := ingest.NormalizeTitle(target)
-	s := strings.Join(embed.Tokens(target), " ")
+	n := words.Normalize(target)
+	s := strings.Join(words.Tokens(target), " ")
 	pick := func(pids []string) []string {
 		if book == "" {
 			return pids
