@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/words"
 )
 
@@ -30,13 +30,13 @@ func AddRefs(ps []Passage) {
 }
 
 // ExplicitRefs finds page references and "see X" phrases in a text.
-func ExplicitRefs(text string) []rag.Reference { return explicitRefs(text) }
+func ExplicitRefs(text string) []passage.Reference { return explicitRefs(text) }
 
 // explicitRefs finds page references and "see X" phrases.
-func explicitRefs(text string) []rag.Reference {
-	var refs []rag.Reference
+func explicitRefs(text string) []passage.Reference {
+	var refs []passage.Reference
 	seen := map[string]bool{}
-	add := func(r rag.Reference) {
+	add := func(r passage.Reference) {
 		k := string(r.Kind) + "\x00" + strings.ToLower(r.Target)
 		if r.Target == "" || seen[k] {
 			return
@@ -45,7 +45,7 @@ func explicitRefs(text string) []rag.Reference {
 		refs = append(refs, r)
 	}
 	for _, m := range pageRef.FindAllStringSubmatch(text, -1) {
-		add(rag.Reference{Kind: rag.RefPage, Text: m[0], Target: strings.ToUpper(m[1])})
+		add(passage.Reference{Kind: passage.RefPage, Text: m[0], Target: strings.ToUpper(m[1])})
 	}
 	for _, re := range []*regexp.Regexp{seeParen, seeSentence, seeQuoted} {
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
@@ -63,13 +63,13 @@ func explicitRefs(text string) []rag.Reference {
 			// reference points at the word before it.
 			if low == "condition" || strings.HasPrefix(low, "appendix") || strings.HasPrefix(low, "chapter") {
 				if w := wordBefore(text[:m[0]]); w != "" {
-					add(rag.Reference{Kind: rag.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: w})
+					add(passage.Reference{Kind: passage.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: w})
 				}
 				if low == "condition" {
 					continue
 				}
 			}
-			add(rag.Reference{Kind: rag.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: target})
+			add(passage.Reference{Kind: passage.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: target})
 		}
 	}
 	return refs
@@ -127,8 +127,8 @@ type TitleIndex struct {
 func NewTitleIndex(ps []Passage) *TitleIndex {
 	var names []Name
 	for _, p := range ps {
-		heading := rag.LastHeading(p.Section)
-		for _, t := range rag.TitleNames(heading) {
+		heading := passage.LastHeading(p.Section)
+		for _, t := range passage.TitleNames(heading) {
 			names = append(names, Name{Text: t, Target: heading, Book: p.Book})
 		}
 	}
@@ -155,14 +155,14 @@ func NewTermIndex(ps []Passage, defined map[string]int) *TitleIndex {
 // termMentions bounds how many passages may mention a term the TermIndex keeps.
 const termMentions = 2
 
-// DefinedTerms returns the rules defined under a run-in heading (rag.RunInHeadings) that exactly one
+// DefinedTerms returns the rules defined under a run-in heading (passage.RunInHeadings) that exactly one
 // passage of ps defines and no section title already names, each with the index of the passage
 // that defines it: "Malice", "Recharge X–Y". A term many passages define ("Bite",
 // "Multiattack") names nothing in particular.
 func DefinedTerms(ps []Passage) map[string]int {
 	titles := map[string]bool{}
 	for _, p := range ps {
-		for _, t := range rag.TitleNames(rag.LastHeading(p.Section)) {
+		for _, t := range passage.TitleNames(passage.LastHeading(p.Section)) {
 			titles[words.Normalize(t)] = true
 		}
 	}
@@ -170,7 +170,7 @@ func DefinedTerms(ps []Passage) map[string]int {
 	count := map[string]int{}
 	name := map[string]string{}
 	for i, p := range ps {
-		for _, t := range rag.RunInHeadings(p.Text) {
+		for _, t := range passage.RunInHeadings(p.Text) {
 			key := words.Normalize(t)
 			if titles[key] || key == "" {
 				continue
@@ -275,19 +275,19 @@ func (idx *TitleIndex) find(text string) []*title {
 
 // Mentions returns a mention reference for each indexed title named in the passage's text,
 // except the titles on the passage's own section path.
-func (idx *TitleIndex) Mentions(p Passage) []rag.Reference {
+func (idx *TitleIndex) Mentions(p Passage) []passage.Reference {
 	own := map[string]bool{}
 	for _, h := range strings.Split(p.Section, " > ") {
 		own[words.Normalize(h)] = true
 	}
-	var refs []rag.Reference
+	var refs []passage.Reference
 	seen := map[string]bool{}
 	for _, t := range idx.find(p.Text) {
 		if own[words.Normalize(t.text)] || seen[t.text] {
 			continue
 		}
 		seen[t.text] = true
-		refs = append(refs, rag.Reference{Kind: rag.RefMention, Text: t.text, Target: t.text, Book: t.book})
+		refs = append(refs, passage.Reference{Kind: passage.RefMention, Text: t.text, Target: t.text, Book: t.book})
 	}
 	return refs
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/words"
 )
 
@@ -313,7 +314,7 @@ func subset(a, b map[string]bool) bool {
 func scoreSentences(q, named map[string]bool, text string) []scoredSentence {
 	var out []scoredSentence
 	for _, para := range paragraphBreak.Split(text, -1) {
-		h := runInHeading(para)
+		h := passage.RunInHeading(para)
 		inNamed := h != "" && named[words.Fold(h)]
 		for _, p := range sentencesOf(para) {
 			n := 0
@@ -331,7 +332,7 @@ func scoreSentences(q, named map[string]bool, text string) []scoredSentence {
 // sentenceOverlap is the most question words any sentence that names target shares with the
 // question, and whether target is named inside a rule the question names.
 func sentenceOverlap(sentences []scoredSentence, target string) (best int, named bool) {
-	for _, name := range TitleNames(target) {
+	for _, name := range passage.TitleNames(target) {
 		// A participle title ("Poisoned") is named as written: "a dose of poison" is no mention.
 		t, exact := words.Fold(name), words.HasParticiple(name)
 		if exact {
@@ -396,7 +397,7 @@ func (OfflineWriter) Write(_ context.Context, question string, docs []Document, 
 		for _, para := range paragraphBreak.Split(d.Text, -1) {
 			// The question names the rule this paragraph defines ("a puff of malice" and
 			// "Malice (Inhaled). … The poisoned creature is blinded."): quote all of it.
-			if h := runInHeading(para); h != "" && subset(termSet(h), q) && len(para) <= maxRuleQuote {
+			if h := passage.RunInHeading(para); h != "" && subset(termSet(h), q) && len(para) <= maxRuleQuote {
 				j++
 				p := strings.Join(strings.Fields(para), " ")
 				all = append(all, sent{p, i, j, namedRuleScore - 0.15*float64(i)})
@@ -442,7 +443,7 @@ func (OfflineWriter) Write(_ context.Context, question string, docs []Document, 
 		if len(picked[i]) > 0 || n >= 8 {
 			continue
 		}
-		title := strings.ToLower(LastHeading(d.Section))
+		title := strings.ToLower(passage.LastHeading(d.Section))
 		if title == "" || !namedIn(title, picked) {
 			continue
 		}

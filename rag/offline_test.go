@@ -252,12 +252,3 @@ func TestOfflineWriterQuotesTheNamedRuleWhole(t *testing.T) {
 		t.Errorf("the condition the quoted rule names is not quoted:\n%s", got)
 	}
 }
-
-func TestRunInHeadings(t *testing.T) {
-	text := "Each poison differs.\n\nMalice (Inhaled). A creature…\n\nRecharge X–Y. The notation…\n\nAssassin’s Blood (Ingested). A creature…\n\nEssence of Ether (Inhaled). It…\n\nThis is a sentence. Another one.\n\nThe creature can't move. It…"
-	got := RunInHeadings(text)
-	want := []string{"Malice", "Recharge X–Y", "Assassin’s Blood", "Essence of Ether"}
-	if !slices.Equal(got, want) {
-		t.Errorf("RunInHeadings = %q, want %q", got, want)
-	}
-}

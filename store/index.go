@@ -14,6 +14,7 @@ import (
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/words"
 )
@@ -44,10 +45,10 @@ type index struct {
 	entries    map[string]*entry
 	order      []*entry // by book, position
 	lex        *bm25
-	parents    map[string][]*entry        // parent ID → children
-	refs       map[string][]rag.Reference // parent ID → outgoing references
-	titles     map[string][]string        // normalised heading → parent IDs (first parent of each section first)
-	pages      map[string][]string        // book\x00page → parent IDs
+	parents    map[string][]*entry            // parent ID → children
+	refs       map[string][]passage.Reference // parent ID → outgoing references
+	titles     map[string][]string            // normalised heading → parent IDs (first parent of each section first)
+	pages      map[string][]string            // book\x00page → parent IDs
 	version    string
 	bookCounts map[string]int // book name → passages
 	titleIndex *ingest.TitleIndex
@@ -73,7 +74,7 @@ func (x *index) rebuild() {
 	docs := make([][]string, len(x.order))
 	for i, e := range x.order {
 		// The section's last heading counts twice: rule names live in headings.
-		h := rag.LastHeading(e.P.Section)
+		h := passage.LastHeading(e.P.Section)
 		docs[i] = words.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
 	}
 	x.lex = newBM25(docs)
@@ -116,14 +117,14 @@ func (x *index) rebuild() {
 			}
 		}
 	}
-	x.refs = make(map[string][]rag.Reference, len(parentList))
+	x.refs = make(map[string][]passage.Reference, len(parentList))
 	for i, p := range parentList {
 		x.refs[parentIDs[i]] = append(ingest.ExplicitRefs(p.Text), x.titleIndex.Mentions(p)...)
 	}
 }
 
 // headingKeys are the lookup keys of a section: its last heading, normalised and stemmed.
-func headingKeys(section string) []string { return nameKeys(rag.LastHeading(section)) }
+func headingKeys(section string) []string { return nameKeys(passage.LastHeading(section)) }
 
 // nameKeys are the lookup keys of a title: normalised and stemmed.
 func nameKeys(t string) []string {
@@ -171,7 +172,7 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 		batch := es[lo:min(lo+embedBatch, len(es))]
 		texts := make([]string, len(batch))
 		for i, e := range batch {
-			texts[i] = rag.LastHeading(e.P.Section) + "\n" + e.P.Text
+			texts[i] = passage.LastHeading(e.P.Section) + "\n" + e.P.Text
 		}
 		vecs, err := x.emb.EmbedDocuments(ctx, texts)
 		if err != nil {
@@ -342,7 +343,7 @@ func (x *index) doc(e *entry, score float64) rag.Document {
 
 // Resolve returns the passages a reference points to: the passages of a page for a page
 // reference, the start of the section whose title the reference names otherwise.
-func (x *index) Resolve(ctx context.Context, from rag.Document, ref rag.Reference, opts rag.SearchOptions) ([]rag.Document, error) {
+func (x *index) Resolve(ctx context.Context, from rag.Document, ref passage.Reference, opts rag.SearchOptions) ([]rag.Document, error) {
 	k := opts.K
 	if k <= 0 {
 		k = 3
@@ -352,7 +353,7 @@ func (x *index) Resolve(ctx context.Context, from rag.Document, ref rag.Referenc
 	books := bookFilter(opts.Books)
 	var pids []string
 	switch ref.Kind {
-	case rag.RefPage:
+	case passage.RefPage:
 		book := cmp.Or(ref.Book, from.Book)
 		page := strings.TrimLeft(ref.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 		pids = x.pages[book+"\x00"+page]
@@ -482,7 +483,7 @@ func cosineTop(es []*entry, vec []float32, n int, ok func(*entry) bool) []string
 }
 
 // Mentions returns the section titles of the books that a text (a question) names.
-func (x *index) Mentions(_ context.Context, text string) ([]rag.Reference, error) {
+func (x *index) Mentions(_ context.Context, text string) ([]passage.Reference, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.titleIndex == nil {
@@ -491,7 +492,7 @@ func (x *index) Mentions(_ context.Context, text string) ([]rag.Reference, error
 	p := ingest.Passage{Text: text}
 	refs := x.titleIndex.Mentions(p)
 	for _, r := range x.termIndex.Mentions(p) {
-		if !slices.ContainsFunc(refs, func(o rag.Reference) bool { return strings.EqualFold(o.Target, r.Target) }) {
+		if !slices.ContainsFunc(refs, func(o passage.Reference) bool { return strings.EqualFold(o.Target, r.Target) }) {
 			refs = append(refs, r)
 		}
 	}
