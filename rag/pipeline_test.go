@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
 )
 
@@ -172,7 +173,7 @@ func TestConcurrentIdenticalQuestionsRunOnce(t *testing.T) {
 
 func TestFollowUpIsRewrittenWithHistory(t *testing.T) {
 	c := newCorpus().add("what about prone? (about: can i grapple?)", doc("b", "Prone", "crawl"))
-	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: &echoWriter{}, Rewriter: rag.OfflineRewriter{}}})
+	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: &echoWriter{}, Rewriter: offline.Rewriter{}}})
 	a, err := p.Answer(context.Background(), rag.Request{Question: "what about prone?", History: []rag.Turn{{Question: "Can I grapple?", Answer: "Yes [1]"}}})
 	if err != nil || len(a.Sources) != 1 || a.Sources[0].Section != "Prone" {
 		t.Fatalf("follow-up: %+v, %v; searched %v", a, err, c.searched())
