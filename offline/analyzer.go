@@ -25,7 +25,7 @@ func (Analyzer) Analyze(_ context.Context, in rag.AnalyzeInput) (rag.Analysis, e
 	q := termSet(in.Question + " " + rulesPhrasing(in.Question))
 	// When the passage found first already holds (nearly) all the question's words, it answers
 	// the question: only explicit references are worth following from there.
-	covered := coverage(q, in.Documents, in.DocRank, in.DocHop) >= coveredShare
+	covered := coverage(q, in.Documents) >= coveredShare
 	type cand struct {
 		target string
 		score  int
@@ -58,75 +58,65 @@ func (Analyzer) Analyze(_ context.Context, in rag.AnalyzeInput) (rag.Analysis, e
 	}
 	sentences := map[int][]scoredSentence{} // by document, split and scored once
 	named := map[string]bool{}
-	for _, n := range in.Named {
+	for _, n := range in.Names() {
 		named[words.Fold(n)] = true
 	}
-	for i, h := range in.Hints {
-		from := 0
-		if i < len(in.HintFrom) {
-			from = in.HintFrom[i]
-		}
-		rank, hop := 0, 1
-		if from < len(in.DocRank) {
-			rank = in.DocRank[from]
-		}
-		if from < len(in.DocHop) {
-			hop = in.DocHop[from]
-		}
-		var d rag.Document
-		if from < len(in.Documents) {
-			d = in.Documents[from]
-		}
-		overlap, full := false, true
-		for t := range termSet(h.Target) {
-			if q[t] {
-				overlap = true
-			} else {
-				full = false
+	i := -1 // the hint's position among all the hints, in context order
+	for from, d := range in.Documents {
+		rank, hop := d.Rank, max(1, d.Hop)
+		for _, h := range d.Hints {
+			i++
+			overlap, full := false, true
+			for t := range termSet(h.Target) {
+				if q[t] {
+					overlap = true
+				} else {
+					full = false
+				}
 			}
-		}
-		if h.Kind == rag.RefMention {
-			overlap = overlap && full
-		}
-		score := 0
-		switch h.Kind {
-		case rag.RefSee, rag.RefPage:
-			// An explicit reference is followed from the top passages, or from any passage of
-			// the first few when it names what the question asks about.
-			if vagueTarget[strings.ToLower(h.Target)] || rank > 2 && !(overlap && rank <= 4) {
-				continue
+			if h.Kind == rag.RefMention {
+				overlap = overlap && full
 			}
-			score = 6 - rank
-		case rag.RefMention:
-			// Even when the best passage answers the question, a rule of another book that it
-			// names and the question speaks of is worth reading ("find familiar" for a familiar).
-			if covered && !(rank == 0 && h.Book != "" && h.Book != d.Book && distinctive(h.Target)) {
-				continue
+			score := 0
+			switch h.Kind {
+			case rag.RefSee, rag.RefPage:
+				// An explicit reference is followed from the top passages, or from any passage of
+				// the first few when it names what the question asks about.
+				if vagueTarget[strings.ToLower(h.Target)] || rank > 2 && !(overlap && rank <= 4) {
+					continue
+				}
+				score = 6 - rank
+			case rag.RefMention:
+				// Even when the best passage answers the question, a rule of another book that it
+				// names and the question speaks of is worth reading ("find familiar" for a familiar).
+				if covered && !(rank == 0 && h.Book != "" && h.Book != d.Book && distinctive(h.Target)) {
+					continue
+				}
+				if _, ok := sentences[from]; !ok {
+					sentences[from] = scoreSentences(q, named, d.Text)
+				}
+				rel, inNamed := sentenceOverlap(sentences[from], h.Target)
+				switch {
+				case inNamed && hop == 1 && rank <= 3:
+					// The rule the question names ("a puff of malice") says what it does with this
+					// one ("…poisoned for 1 hour. The poisoned creature is blinded.").
+					score = 4 - rank/2
+				case overlap && rank <= 2:
+					score = 5 - rank
+				case hop == 1 && h.Book != "" && h.Book != d.Book && (rank <= 1 && rel >= minSentenceOverlap || rank <= 3 && rel >= minSentenceOverlap+1):
+					score = max(1, rel-rank)
+				case hop == 1 && rank <= 0 && rel >= 1 && h.Book != "" && h.Book != d.Book:
+					// The best passage names a rule of another book in a sentence about the question.
+					score = 1
+				default:
+					continue
+				}
 			}
-			if _, ok := sentences[from]; !ok {
-				sentences[from] = scoreSentences(q, named, d.Text)
+			if overlap {
+				score += 2
 			}
-			rel, inNamed := sentenceOverlap(sentences[from], h.Target)
-			switch {
-			case inNamed && hop == 1 && rank <= 3:
-				// The rule the question names ("a puff of malice") says what it does with this
-				// one ("…poisoned for 1 hour. The poisoned creature is blinded.").
-				score = 4 - rank/2
-			case overlap && rank <= 2:
-				score = 5 - rank
-			case hop == 1 && h.Book != "" && h.Book != d.Book && (rank <= 1 && rel >= minSentenceOverlap || rank <= 3 && rel >= minSentenceOverlap+1):
-				score = max(1, rel-rank)
-			case hop == 1 && rank <= 0 && rel >= 1 && h.Book != "" && h.Book != d.Book:
-				// The best passage names a rule of another book in a sentence about the question.
-				score = 1
-			default:
-				continue
-			}
+			cands = append(cands, cand{h.Target, score, i})
 		}
-		if overlap {
-			score += 2
-		}
-		cands = append(cands, cand{h.Target, score, i})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
 	var a rag.Analysis
@@ -245,14 +235,15 @@ func sentenceOverlap(sentences []scoredSentence, target string) (best int, named
 	return best, named
 }
 
-// coverage is the share of the question's terms found in the documents ranked at most maxRank.
-func coverage(q map[string]bool, docs []rag.Document, ranks, hops []int) float64 {
+// coverage is the share of the question's terms found in the documents the first search ranked
+// first.
+func coverage(q map[string]bool, docs []rag.DocFacts) float64 {
 	if len(q) == 0 {
 		return 1
 	}
 	have := map[string]bool{}
-	for i, d := range docs {
-		if i < len(ranks) && ranks[i] > 0 || i < len(hops) && hops[i] > 1 {
+	for _, d := range docs {
+		if d.Rank > 0 || d.Hop > 1 {
 			continue
 		}
 		for t := range termSet(d.Section + " " + d.Text) {

@@ -38,18 +38,15 @@ func TestAnalyzerAsksForARuleOnce(t *testing.T) {
 		{Book: "Spells", Section: "Spells > Drowsy Mist", Text: "Each creature falls unconscious (see Unconscious)."},
 		{Book: "Core", Section: "Core > Dropping to 0 Hit Points", Text: "At 0 hit points you fall unconscious (see Unconscious)."},
 	}
+	hints := []rag.Reference{
+		{Kind: rag.RefSee, Text: "see Unconscious", Target: "Unconscious"},
+		{Kind: rag.RefSee, Text: "see unconscious", Target: "unconscious"},
+	}
 	a, err := Analyzer{}.Analyze(context.Background(), rag.AnalyzeInput{
 		Question:  "What happens to an unconscious creature hit by Drowsy Mist?",
-		Documents: docs,
-		Hints: []rag.Reference{
-			{Kind: rag.RefSee, Text: "see Unconscious", Target: "Unconscious"},
-			{Kind: rag.RefSee, Text: "see unconscious", Target: "unconscious"},
-		},
-		HintFrom: []int{0, 1},
-		DocRank:  []int{0, 1},
-		DocHop:   []int{1, 1},
-		Asked:    []string{"What happens to an unconscious creature hit by Drowsy Mist?"},
-		Max:      3,
+		Documents: firstSearch(docs, hints, []int{0, 1}, nil),
+		Asked:     []string{"What happens to an unconscious creature hit by Drowsy Mist?"},
+		Max:       3,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +62,20 @@ func TestAnalyzerAsksForARuleOnce(t *testing.T) {
 	}
 }
 
+// firstSearch is what the analyzer knows of docs found by the first search in this order: each
+// hint belongs to the document at the same index of from; named holds the names the question
+// names documents by, by index.
+func firstSearch(docs []rag.Document, hints []rag.Reference, from []int, named map[int][]string) []rag.DocFacts {
+	out := make([]rag.DocFacts, len(docs))
+	for i, d := range docs {
+		out[i] = rag.DocFacts{Document: d, Rank: i, Hop: 1, Named: named[i]}
+	}
+	for i, h := range hints {
+		out[from[i]].Hints = append(out[from[i]].Hints, h)
+	}
+	return out
+}
+
 // analyze runs the offline analyzer on the passages of one search (ranked in order) and their
 // hints, and reports the new queries.
 func analyze(t *testing.T, question string, docs []rag.Document, hints []rag.Reference, from []int) rag.Analysis {
@@ -72,17 +83,12 @@ func analyze(t *testing.T, question string, docs []rag.Document, hints []rag.Ref
 	return analyzeNamed(t, question, docs, hints, from, nil)
 }
 
-// analyzeNamed analyses documents found in hop 1 in rank order, for a question that names the
-// rules in named.
-func analyzeNamed(t *testing.T, question string, docs []rag.Document, hints []rag.Reference, from []int, named []string) rag.Analysis {
+// analyzeNamed analyses documents found in hop 1 in rank order, for a question that names
+// documents: named holds, by document index, the names the question names it by.
+func analyzeNamed(t *testing.T, question string, docs []rag.Document, hints []rag.Reference, from []int, named map[int][]string) rag.Analysis {
 	t.Helper()
-	rank, hop := make([]int, len(docs)), make([]int, len(docs))
-	for i := range docs {
-		rank[i], hop[i] = i, 1
-	}
 	a, err := Analyzer{}.Analyze(context.Background(), rag.AnalyzeInput{
-		Question: question, Documents: docs, Hints: hints, HintFrom: from,
-		DocRank: rank, DocHop: hop, Asked: []string{question}, Max: 4, Named: named,
+		Question: question, Documents: firstSearch(docs, hints, from, named), Asked: []string{question}, Max: 4,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +203,7 @@ func TestAnalyzerFollowsWhatTheNamedRuleSaysOf(t *testing.T) {
 	if a := analyze(t, q, docs, hints, from); asks(a, "Blinded") || asks(a, "Poisoned") {
 		t.Fatalf("without the question naming Malice, its conditions are followed from the fourth passage: %q", a.NewQueries)
 	}
-	a := analyzeNamed(t, q, docs, hints, from, []string{"Malice"})
+	a := analyzeNamed(t, q, docs, hints, from, map[int][]string{3: {"Malice"}})
 	if !asks(a, "Blinded") || !asks(a, "Poisoned") {
 		t.Errorf("the conditions Malice imposes are not followed: %q", a.NewQueries)
 	}

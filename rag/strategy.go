@@ -180,13 +180,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 		if m.Analyzer == nil {
 			hop.Sufficient = true
 		} else {
-			docs := s.Context()
-			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries), Named: named}
-			in.DocRank, in.DocHop = docRanks(s, docs, named)
-			for _, h := range Unresolved(docs) {
-				in.Hints = append(in.Hints, h.Ref)
-				in.HintFrom = append(in.HintFrom, h.Rank)
-			}
+			in := AnalyzeInput{Question: s.Question, Documents: docFacts(s, named), Asked: askedList, Max: max(1, m.MaxQueries)}
 			a, err := m.Analyzer.Analyze(ctx, in)
 			s.LLMCalls += modelCall(m.Analyzer)
 			if err != nil {
@@ -216,31 +210,40 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	return s, nil
 }
 
-// docRanks gives each context document its best rank in the searches that found it, and the
-// hop that first found it. A section fetched because the question names it ranks after a
-// search's top results: the question chose it, not the search, so its own links are weak hints.
-func docRanks(s State, docs []Document, named []string) (ranks, hops []int) {
-	best := map[string]int{}
-	first := map[string]int{}
+// docFacts is the context of s with what the run knows about each document: its best rank in
+// the searches that found it, the hop that first found it, the names by which the question named
+// it, and its unresolved references. A section fetched because the question names it ranks after
+// a search's top results: the question chose it, not the search, so its own links are weak hints.
+func docFacts(s State, named []string) []DocFacts {
+	docs := s.Context()
+	out := make([]DocFacts, len(docs))
+	at := make(map[string]int, len(docs))
+	for i, d := range docs {
+		out[i] = DocFacts{Document: d, Rank: -1}
+		at[d.Key()] = i
+	}
 	for _, q := range s.Questions {
-		for i, d := range q.Documents {
-			k := d.Key()
-			if q.Hop == 1 && slices.Contains(named, q.Text) {
-				i += 3
+		isNamed := q.Hop == 1 && slices.Contains(named, q.Text)
+		for r, d := range q.Documents {
+			f := &out[at[d.Key()]]
+			if isNamed {
+				r += 3
+				if !slices.Contains(f.Named, q.Text) {
+					f.Named = append(f.Named, q.Text)
+				}
 			}
-			if r, ok := best[k]; !ok || i < r {
-				best[k] = i
+			if f.Rank < 0 || r < f.Rank {
+				f.Rank = r
 			}
-			if h, ok := first[k]; !ok || q.Hop < h {
-				first[k] = q.Hop
+			if f.Hop == 0 || q.Hop < f.Hop {
+				f.Hop = q.Hop
 			}
 		}
 	}
-	ranks, hops = make([]int, len(docs)), make([]int, len(docs))
-	for i, d := range docs {
-		ranks[i], hops[i] = best[d.Key()], first[d.Key()]
+	for _, h := range Unresolved(docs) {
+		out[h.Rank].Hints = append(out[h.Rank].Hints, h.Ref)
 	}
-	return ranks, hops
+	return out
 }
 
 // named fetches the sections whose titles the question itself names ("concentrating on haste"
