@@ -9,22 +9,6 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-type progressKey struct{}
-
-// WithProgress returns a context whose strategies report progress to fn.
-func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
-	if fn == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, progressKey{}, fn)
-}
-
-func report(ctx context.Context, p Progress) {
-	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok {
-		fn(ctx, p)
-	}
-}
-
 // modelCall reports whether a role is backed by a language model (counted in LLMCalls) rather
 // than by offline rules.
 func modelCall(role any) int {
@@ -117,7 +101,7 @@ func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
 		queries = queries[:max(1, m.MaxQueries)]
 	}
 	hop := Hop{N: 1, Queries: queries}
-	report(ctx, Progress{Stage: HopStarted, Hop: hop})
+	s.report(ctx, Progress{Stage: HopStarted, Hop: hop})
 	qs, err := searchAll(ctx, m.Retriever, queries, 1, SearchOptions{K: m.TopK, Books: s.Books})
 	if err != nil {
 		return s, err
@@ -126,7 +110,7 @@ func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
 	hop.Sufficient = true
 	s.Questions = append(s.Questions, qs...)
 	s.Hops = append(s.Hops, hop)
-	report(ctx, Progress{Stage: HopFinished, Hop: hop})
+	s.report(ctx, Progress{Stage: HopFinished, Hop: hop})
 	return s, nil
 }
 
@@ -153,7 +137,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	opts := SearchOptions{K: m.TopK, Books: s.Books}
 	for n := 1; n <= maxHops; n++ {
 		hop := Hop{N: n, Queries: queries, Following: following}
-		report(ctx, Progress{Stage: HopStarted, Hop: hop})
+		s.report(ctx, Progress{Stage: HopStarted, Hop: hop})
 		before := keys(s)
 		var (
 			qs  []Question
@@ -202,7 +186,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 			}
 		}
 		s.Hops = append(s.Hops, hop)
-		report(ctx, Progress{Stage: HopFinished, Hop: hop})
+		s.report(ctx, Progress{Stage: HopFinished, Hop: hop})
 		if hop.Sufficient || len(queries) == 0 {
 			break
 		}

@@ -74,12 +74,12 @@ func TestSeveralHopsForCrossBookRules(t *testing.T) {
 	a := &scriptedAnalyzer{decisions: []rag.Analysis{{NewQueries: []string{"Rapid Strike"}, Following: []string{"Rapid Strike"}}}}
 	var events []rag.Progress
 	var mu sync.Mutex
-	ctx := rag.WithProgress(context.Background(), func(_ context.Context, p rag.Progress) {
+	progress := func(_ context.Context, p rag.Progress) {
 		mu.Lock()
 		events = append(events, p)
 		mu.Unlock()
-	})
-	s, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: a, MaxHops: 3, MaxQueries: 3}.Execute(ctx, rag.State{Question: "How does Trained by a Master interact with combat"})
+	}
+	s, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: a, MaxHops: 3, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "How does Trained by a Master interact with combat", Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
