@@ -125,6 +125,13 @@ type TitleIndex struct {
 // that are generic, very short, or mentioned in more than 8% of the passages are left out: a
 // mention of them says nothing about where to look.
 func NewTitleIndex(ps []Passage) *TitleIndex {
+	names := TitleNamesOf(ps)
+	return NewTitleIndexCounted(names, MentionCounts(NameKeys(names), texts(ps)), len(ps))
+}
+
+// TitleNamesOf are the names the sections of ps go by, in order: each passage's last heading and
+// its parenthesised forms, with the heading as the target.
+func TitleNamesOf(ps []Passage) []Name {
 	var names []Name
 	for _, p := range ps {
 		heading := passage.LastHeading(p.Section)
@@ -132,24 +139,104 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 			names = append(names, Name{Text: t, Target: heading, Book: p.Book})
 		}
 	}
-	return newNameIndex(names, ps, len(ps)/12+5)
+	return names
+}
+
+// NewTitleIndexCounted is NewTitleIndex from its two halves, so that a library can keep them and
+// add to them book by book: the names in library order (TitleNamesOf each book, in book order)
+// and, for each name key, how many of the library's passages mention it (MentionCounts, summed
+// over the books). passages is how many passages the library has.
+func NewTitleIndexCounted(names []Name, counts map[string]int, passages int) *TitleIndex {
+	return newNameIndex(names, counts, passages/12+5)
+}
+
+func texts(ps []Passage) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Text
+	}
+	return out
 }
 
 // Name is a name a text may mention: Text as matched, Target as the reference names it, and the
-// book that holds it.
-type Name struct{ Text, Target, Book string }
+// book that holds it. Key, when set, is NameKey(Text) computed beforehand (a library keeps it).
+type Name struct{ Text, Target, Book, Key string }
+
+// NameKey is the form in which a name is indexed and counted (its normalised words), or "" for a
+// name never indexed: generic, shorter than three letters, an ordinal level, or longer than
+// eight words.
+func NameKey(text string) string {
+	key := words.Normalize(text)
+	if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
+		return ""
+	}
+	if n := len(words.Split(key)); n == 0 || n > 8 {
+		return ""
+	}
+	return key
+}
+
+// NameKeys are the distinct keys of names, in order of first appearance ("" left out).
+func NameKeys(names []Name) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, n := range names {
+		k := n.Key
+		if k == "" {
+			k = NameKey(n.Text)
+		}
+		if k != "" && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// MentionCounts counts, for each name key, how many of texts mention the name (each text counts
+// once per name). Counts add up: the counts of a library are the sums of its books' counts.
+func MentionCounts(keys []string, texts []string) map[string]int {
+	idx := &TitleIndex{byFirst: map[string][]*title{}}
+	for _, k := range keys {
+		t := &title{words: words.Stems(k), exact: exactForms(k), text: k}
+		idx.byFirst[t.words[0]] = append(idx.byFirst[t.words[0]], t)
+	}
+	counts := map[string]int{}
+	for _, text := range texts {
+		for _, t := range idx.find(text) {
+			counts[t.text]++
+		}
+	}
+	return counts
+}
 
 // NewTermIndex indexes the rules defined inside sections under a run-in heading (see
 // DefinedTerms; defined is its result for ps): "Malice" of the sample poisons. Terms mentioned by more than termMentions
 // passages (their own included) are left out: a question that names such a rare term is about
 // the passage defining it, while a term many passages use says little about where to look.
 func NewTermIndex(ps []Passage, defined map[string]int) *TitleIndex {
-	var names []Name
+	names := make(map[string]string, len(defined))
 	for t, i := range defined {
-		names = append(names, Name{Text: t, Target: t, Book: ps[i].Book})
+		names[t] = ps[i].Book
+	}
+	terms := TermNames(names)
+	return NewTermIndexCounted(terms, MentionCounts(NameKeys(terms), texts(ps)))
+}
+
+// TermNames are the names of defined terms (term → the book that defines it), sorted.
+func TermNames(defined map[string]string) []Name {
+	var names []Name
+	for t, b := range defined {
+		names = append(names, Name{Text: t, Target: t, Book: b})
 	}
 	slices.SortFunc(names, func(a, b Name) int { return strings.Compare(a.Text, b.Text) })
-	return newNameIndex(names, ps, termMentions)
+	return names
+}
+
+// NewTermIndexCounted is NewTermIndex from the term names (TermNames) and the library's mention
+// counts (MentionCounts).
+func NewTermIndexCounted(terms []Name, counts map[string]int) *TitleIndex {
+	return newNameIndex(terms, counts, termMentions)
 }
 
 // termMentions bounds how many passages may mention a term the TermIndex keeps.
@@ -189,12 +276,17 @@ func DefinedTerms(ps []Passage) map[string]int {
 	return out
 }
 
-func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
+// newNameIndex indexes names (the first of each key wins its place; a key held by several
+// books names no book) and leaves out those mentioned by more than limit passages.
+func newNameIndex(names []Name, counts map[string]int, limit int) *TitleIndex {
 	idx := &TitleIndex{byFirst: map[string][]*title{}}
 	all := map[string]*title{}
 	for _, n := range names {
-		key := words.Normalize(n.Text)
-		if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
+		key := n.Key
+		if key == "" {
+			key = NameKey(n.Text)
+		}
+		if key == "" {
 			continue
 		}
 		if old, ok := all[key]; ok {
@@ -204,28 +296,11 @@ func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
 			continue
 		}
 		stems := words.Stems(n.Text)
-		if len(stems) == 0 || len(stems) > 8 {
-			continue
-		}
 		tt := &title{words: stems, exact: exactForms(n.Text), text: n.Target, book: n.Book}
 		all[key] = tt
-		idx.byFirst[stems[0]] = append(idx.byFirst[stems[0]], tt)
-	}
-	// Drop titles mentioned almost everywhere.
-	counts := map[*title]int{}
-	for _, p := range ps {
-		for _, t := range idx.find(p.Text) {
-			counts[t]++
+		if counts[key] <= limit {
+			idx.byFirst[stems[0]] = append(idx.byFirst[stems[0]], tt)
 		}
-	}
-	for first, ts := range idx.byFirst {
-		kept := ts[:0]
-		for _, t := range ts {
-			if counts[t] <= limit {
-				kept = append(kept, t)
-			}
-		}
-		idx.byFirst[first] = kept
 	}
 	return idx
 }

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,13 +32,15 @@ const embedderKey = "caprag_embedder"
 const chromaBatch = 500
 
 // Chroma is the store on a Chroma server. The collection holds the child chunks with our
-// embeddings, their parent text and where they come from; the passages' text is also loaded into
-// memory at open, for BM25 and reference links.
+// embeddings, their parent text and where they come from; at open the passages' text (never
+// their vectors: vector search runs on the server) is read into segments, for BM25 and
+// reference links.
 type Chroma struct {
 	*index
-	client chroma.Client
-	col    chroma.Collection
-	url    string
+	client   chroma.Client
+	col      chroma.Collection
+	url      string
+	embedder string // the embedder the collection's vectors were made with
 }
 
 // OpenChroma connects to the collection (creating it) and loads its passages.
@@ -65,13 +69,13 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 	}
 	c.col = col
 	c.index = newIndex(opts.Embedder, opts.Mode, c)
+	c.embedder = opts.Embedder.ID()
+	if id, ok := col.Metadata().GetString(embedderKey); ok {
+		c.embedder = id
+	}
 	if err := c.load(ctx); err != nil {
 		client.Close()
 		return nil, err
-	}
-	if id, ok := col.Metadata().GetString(embedderKey); ok && id != opts.Embedder.ID() && len(c.entries) > 0 {
-		client.Close()
-		return nil, fmt.Errorf("the books in Chroma collection %q were indexed with %s, the settings ask for %s: %w", co.Collection, id, opts.Embedder.ID(), rag.ErrEmbedderMismatch)
 	}
 	return c, nil
 }
@@ -88,44 +92,75 @@ func (c *Chroma) wrap(what string, err error) error {
 	return fmt.Errorf("%s on the Chroma server at %s: %w", what, c.url, err)
 }
 
-// load reads every record of the collection into the index.
+// load reads every record's text and metadata (not its vector) into one segment per book.
 func (c *Chroma) load(ctx context.Context) error {
+	byBook := map[string]*ingest.Book{}
 	for offset := 0; ; offset += chromaBatch {
-		res, err := c.col.Get(ctx, chroma.WithInclude(chroma.IncludeDocuments, chroma.IncludeMetadatas, chroma.IncludeEmbeddings), chroma.WithLimit(chromaBatch), chroma.WithOffset(offset))
+		res, err := c.col.Get(ctx, chroma.WithInclude(chroma.IncludeDocuments, chroma.IncludeMetadatas), chroma.WithLimit(chromaBatch), chroma.WithOffset(offset))
 		if err != nil {
 			return c.wrap("reading the passages", err)
 		}
-		ids, docs, metas, embs := res.GetIDs(), res.GetDocuments(), res.GetMetadatas(), res.GetEmbeddings()
+		ids, docs, metas := res.GetIDs(), res.GetDocuments(), res.GetMetadatas()
 		for i, id := range ids {
-			e := &entry{P: ingest.Passage{ID: string(id)}}
+			p := ingest.Passage{ID: string(id)}
 			if i < len(docs) && docs[i] != nil {
-				e.P.Text = docs[i].ContentString()
+				p.Text = docs[i].ContentString()
 			}
 			if i < len(metas) && metas[i] != nil {
 				m := metas[i]
-				e.P.Book, _ = m.GetString("book")
-				e.P.Section, _ = m.GetString("section")
-				e.P.Source, _ = m.GetString("source")
-				e.P.ParentID, _ = m.GetString("parent_id")
-				e.P.Parent, _ = m.GetString("parent")
+				p.Book, _ = m.GetString("book")
+				p.Section, _ = m.GetString("section")
+				p.Source, _ = m.GetString("source")
+				p.ParentID, _ = m.GetString("parent_id")
+				p.Parent, _ = m.GetString("parent")
 				page, _ := m.GetInt("page")
 				pos, _ := m.GetInt("position")
-				e.P.Page, e.P.Position = int(page), int(pos)
+				p.Page, p.Position = int(page), int(pos)
 			}
-			if i < len(embs) && embs[i] != nil {
-				e.Vec = embs[i].ContentAsFloat32()
+			b := byBook[p.Book]
+			if b == nil {
+				b = &ingest.Book{Name: p.Book}
+				byBook[p.Book] = b
 			}
-			c.entries[e.P.ID] = e
+			b.Passages = append(b.Passages, p)
 		}
 		if len(ids) < chromaBatch {
 			break
 		}
 	}
-	c.rebuild()
+	var ready []*built
+	for _, b := range byBook {
+		slices.SortFunc(b.Passages, func(x, y ingest.Passage) int { return cmp.Compare(x.Position, y.Position) })
+		id, payload := encodeSegment(b.Name, b.Passages)
+		seg, err := decodeSegment(id, payload)
+		if err != nil {
+			return err
+		}
+		ready = append(ready, &built{seg: seg, payload: payload})
+	}
+	// The records are on the server already: link the books without storing them again.
+	be := c.index.be
+	c.index.be = nil
+	defer func() { c.index.be = be }()
+	if err := c.apply(ctx, ready, nil); err != nil {
+		return err
+	}
+	for _, sh := range c.cur.Load().shelves {
+		sh.embedder = c.embedder
+	}
 	return nil
 }
 
 func (c *Chroma) put(ctx context.Context, es []entry) error {
+	if c.embedder != c.emb.ID() && c.embedder != "reindexing:"+c.emb.ID() {
+		// One collection holds vectors of one embedder (and one length).
+		if len(c.cur.Load().shelves) > 0 {
+			return fmt.Errorf("the books in the Chroma collection were embedded with %s, the settings ask for %s: run `caprag ingest --reindex` first: %w", c.embedder, c.emb.ID(), rag.ErrEmbedderMismatch)
+		}
+		if err := c.embedderChanged(ctx, c.emb.ID()); err != nil {
+			return err
+		}
+	}
 	for start := 0; start < len(es); start += chromaBatch {
 		batch := es[start:min(len(es), start+chromaBatch)]
 		ids := make([]chroma.DocumentID, len(batch))
@@ -167,7 +202,10 @@ func (c *Chroma) del(ctx context.Context, ids []string) error {
 	return nil
 }
 
-func (c *Chroma) nearest(ctx context.Context, vec []float32, n int, books []string) ([]string, error) {
+func (c *Chroma) nearest(ctx context.Context, v *view, vec []float32, n int, books []string) ([]hit, error) {
+	if c.embedder != c.emb.ID() {
+		return nil, fmt.Errorf("the books in the Chroma collection were embedded with %s, the settings ask for %s (run `caprag ingest --reindex`): %w", c.embedder, c.emb.ID(), rag.ErrEmbedderMismatch)
+	}
 	opts := []chroma.CollectionQueryOption{
 		chroma.WithQueryEmbeddings(chromaemb.NewEmbeddingFromFloat32(vec)),
 		chroma.WithNResults(n),
@@ -177,9 +215,9 @@ func (c *Chroma) nearest(ctx context.Context, vec []float32, n int, books []stri
 		// Book names are matched case-insensitively by the index; ask Chroma for the stored names.
 		var names []string
 		f := bookFilter(books)
-		for name := range c.bookCounts {
-			if f.ok(name) {
-				names = append(names, name)
+		for _, sh := range v.shelves {
+			if f.ok(sh.name) {
+				names = append(names, sh.name)
 			}
 		}
 		if len(names) == 0 {
@@ -191,13 +229,24 @@ func (c *Chroma) nearest(ctx context.Context, vec []float32, n int, books []stri
 	if err != nil {
 		return nil, c.wrap("searching", err)
 	}
-	var ids []string
+	var hits []hit
 	for _, g := range res.GetIDGroups() {
 		for _, id := range g {
-			ids = append(ids, string(id))
+			if i, ok := v.byID(string(id)); ok {
+				hits = append(hits, hit{g: i})
+			}
 		}
 	}
-	return ids, nil
+	return hits, nil
+}
+
+// embedderChanged records in the collection's metadata which embedder made its vectors.
+func (c *Chroma) embedderChanged(ctx context.Context, id string) error {
+	if err := c.col.ModifyMetadata(ctx, chroma.NewMetadata(chroma.NewStringAttribute(embedderKey, id))); err != nil {
+		return c.wrap("recording the embedder", err)
+	}
+	c.embedder = id
+	return nil
 }
 
 func (c *Chroma) close() error { return c.client.Close() }

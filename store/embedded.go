@@ -1,115 +1,389 @@
 package store
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
-	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/ingest"
 )
 
-// memory is the in-process backend: vectors searched by brute-force cosine similarity, which
-// takes a few milliseconds for a shelf of rulebooks.
-type memory struct{ x *index }
-
-func (m *memory) put(context.Context, []entry) error  { return nil } // the index holds the entries
-func (m *memory) del(context.Context, []string) error { return nil }
-func (m *memory) close() error                        { return nil }
-func (m *memory) nearest(_ context.Context, vec []float32, n int, books []string) ([]string, error) {
-	f := bookFilter(books)
-	return cosineTop(m.x.order, vec, n, func(e *entry) bool { return f.ok(e.P.Book) }), nil
-}
-
-// Local is the embedded store: the in-memory index, optionally persisted to a file.
+// Local is the embedded store: a library in a folder, or in memory only.
+//
+// On disk (DATA_DIR/books), a library is a set of immutable files and one small manifest that
+// names the current ones:
+//
+//	manifest            the generation: its books (name, segment, passage counts, the embedder
+//	                    of its vectors) and its links file; replaced atomically on every change
+//	seg-<id>            one book's segment (segment.go), named by a hash of its passages
+//	vec-<id>-<emb>      one book's vectors (vectors.go), per embedder
+//	links-<hash>        the cross-book facts (links.go)
+//	.writer.lock        taken by a process while it changes the library
+//
+// Every file is checked (CRC-32C of its content) when it is read; a damaged one is named in the
+// error. Opening reads the manifest and the links; a book's segment is read when first searched,
+// and its vectors only by a search mode that reads vectors. A change writes the changed books'
+// files, then the manifest, then removes the files no manifest names. Another process's change
+// is seen at the next write (under the lock) and by Refresh.
 type Local struct {
 	*index
-	path string
+	dir string
+	gen int64 // generation of the manifest the view was read from
 }
 
 // NewMemory returns a store that lives in memory only (tests, the built-in sample books).
 func NewMemory(opts Options) *Local {
-	x := newIndex(opts.Embedder, opts.Mode, nil)
-	x.be = &memory{x}
-	x.rebuild()
-	return &Local{index: x}
+	return &Local{index: newIndex(opts.Embedder, opts.Mode, nil)}
 }
 
-// fileFormat is the persisted form of the embedded store.
-type fileFormat struct {
+// manifest is the persisted description of a generation.
+type manifest struct {
+	Format     int            `json:"format"`
+	Generation int64          `json:"generation"`
+	Books      []manifestBook `json:"books"`
+	Links      string         `json:"links"`
+}
+
+type manifestBook struct {
+	Name     string `json:"name"`
+	Segment  string `json:"segment"`
+	Passages int    `json:"passages"`
+	Parents  int    `json:"parents"`
+	Embedder string `json:"embedder"`
+	Vectors  string `json:"vectors"`
+}
+
+const (
+	manifestFormat = 3
+	manifestFile   = "manifest"
+	lockFile       = ".writer.lock"
+	legacyFile     = "passages.gob.gz" // format 1: one gob of every passage and vector
+)
+
+var (
+	manMagic   = []byte("CPRGMAN\x01")
+	linksMagic = []byte("CPRGLNK\x01")
+)
+
+// OpenEmbedded opens (or creates) the embedded store in dir. Books embedded with another
+// embedder than opts.Embedder still list, search lexically and can be removed; a search that
+// reads their vectors says to run `caprag ingest --reindex`.
+func OpenEmbedded(ctx context.Context, dir string, opts Options) (*Local, error) {
+	s := NewMemory(opts)
+	s.dir = dir
+	s.files = s
+	s.beginWrite = s.lockForWrite
+	s.refresh = func(ctx context.Context) error { _, err := s.Refresh(ctx); return err }
+	if _, err := s.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	if s.gen == 0 {
+		if err := s.migrate(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Refresh reads the manifest again and, when another process changed the library, switches to
+// its generation (books already read and unchanged are kept). It reports whether it switched.
+func (s *Local) Refresh(ctx context.Context) (bool, error) {
+	m, err := s.readManifest()
+	if err != nil || m.Generation == s.gen {
+		return false, err
+	}
+	l, err := s.readLinks(m.Links)
+	if err != nil {
+		return false, err
+	}
+	have := map[string]*shelf{}
+	for _, sh := range s.cur.Load().shelves {
+		have[sh.id+"\x00"+sh.embedder] = sh
+	}
+	shelves := make([]*shelf, len(m.Books))
+	for i, b := range m.Books {
+		if sh, ok := have[b.Segment+"\x00"+b.Embedder]; ok && sh.name == b.Name {
+			shelves[i] = sh
+			continue
+		}
+		sh := &shelf{name: b.Name, id: b.Segment, passages: b.Passages, parents: b.Parents, embedder: b.Embedder}
+		sh.open = s.segmentLoader(sh, b.Vectors)
+		shelves[i] = sh
+	}
+	s.cur.Store(newView(shelves, l))
+	s.gen = m.Generation
+	return true, nil
+}
+
+// segmentLoader reads a shelf's segment file and wires its vectors file.
+func (s *Local) segmentLoader(sh *shelf, vecFile string) func() (*segment, error) {
+	return func() (*segment, error) {
+		path := filepath.Join(s.dir, "seg-"+sh.id)
+		payload, err := readFramed(path, segMagic)
+		if err != nil {
+			return nil, err
+		}
+		seg, err := decodeSegment(sh.id, payload)
+		if err != nil {
+			return nil, fileError(path, err)
+		}
+		if vecFile != "" {
+			seg.vecs.load = s.vectorsFile(filepath.Join(s.dir, vecFile))
+		}
+		return seg, nil
+	}
+}
+
+func (s *Local) vectorsFile(path string) func() (*vectors, error) {
+	return func() (*vectors, error) {
+		payload, err := readFramed(path, vecMagic)
+		if err != nil {
+			return nil, err
+		}
+		v, err := decodeVectors(payload)
+		if err != nil {
+			return nil, fileError(path, err)
+		}
+		return v, nil
+	}
+}
+
+// vectorsLoader is how a shelf built in this process reads its vectors file again.
+func (s *Local) vectorsLoader(sh *shelf) func() (*vectors, error) {
+	return s.vectorsFile(filepath.Join(s.dir, vecName(sh.id, sh.embedder)))
+}
+
+func vecName(segID, embedder string) string {
+	h := sha256.Sum256([]byte(embedder))
+	return "vec-" + segID + "-" + hex.EncodeToString(h[:6])
+}
+
+// DamagedError says a store file failed its check: which file and why.
+type DamagedError struct {
+	Path   string
+	Reason string
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("the book store file %s is damaged (%s): remove the folder %s and ingest the books again", e.Path, e.Reason, filepath.Dir(e.Path))
+}
+
+func fileError(path string, err error) error {
+	if errors.Is(err, errDamaged) {
+		return &DamagedError{Path: path, Reason: strings.TrimPrefix(err.Error(), errDamaged.Error()+": ")}
+	}
+	return fmt.Errorf("reading %s: %w", path, err)
+}
+
+// readFramed reads a checked file and returns its payload.
+func readFramed(path string, magic []byte) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	payload, err := unframe(magic, b)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	return payload, nil
+}
+
+// writeFramed writes a checked file atomically: a temporary file beside it, synced, renamed.
+func writeFramed(path string, magic, payload []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("store: saving: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(frame(magic, payload)); err != nil {
+		tmp.Close()
+		return fmt.Errorf("store: saving %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("store: saving %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("store: saving %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("store: saving %s: %w", path, err)
+	}
+	return nil
+}
+
+func (s *Local) readManifest() (manifest, error) {
+	path := filepath.Join(s.dir, manifestFile)
+	payload, err := readFramed(path, manMagic)
+	if errors.Is(err, os.ErrNotExist) {
+		return manifest{}, nil
+	}
+	if err != nil {
+		return manifest{}, err
+	}
+	var m manifest
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return manifest{}, &DamagedError{Path: path, Reason: err.Error()}
+	}
+	if m.Format != manifestFormat {
+		return manifest{}, fmt.Errorf("the book store %s has format %d, this caprag reads %d: update caprag, or remove the folder and ingest again", s.dir, m.Format, manifestFormat)
+	}
+	return m, nil
+}
+
+func (s *Local) readLinks(name string) (links, error) {
+	if name == "" {
+		return links{}, nil
+	}
+	path := filepath.Join(s.dir, name)
+	payload, err := readFramed(path, linksMagic)
+	if err != nil {
+		return links{}, err
+	}
+	var l links
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&l); err != nil {
+		return links{}, &DamagedError{Path: path, Reason: err.Error()}
+	}
+	return l, nil
+}
+
+// book writes a built book's segment and vectors files (persister).
+func (s *Local) book(b *built) error {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("store: saving: %w", err)
+	}
+	seg := filepath.Join(s.dir, "seg-"+b.seg.id)
+	if _, err := os.Stat(seg); err != nil {
+		if err := writeFramed(seg, segMagic, b.payload); err != nil {
+			return err
+		}
+	}
+	if b.vecs != nil {
+		if err := writeFramed(filepath.Join(s.dir, vecName(b.seg.id, s.emb.ID())), vecMagic, b.vecs); err != nil {
+			return err
+		}
+		b.vecs = nil // read back from the file when a search needs them
+	}
+	return nil
+}
+
+// commit writes the links and the manifest of a new generation, then removes the files no
+// longer named (persister).
+func (s *Local) commit(_ context.Context, v *view) error {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(v.links); err != nil {
+		return fmt.Errorf("store: saving the links: %w", err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	m := manifest{Format: manifestFormat, Generation: s.gen + 1, Links: "links-" + hex.EncodeToString(sum[:8])}
+	if err := writeFramed(filepath.Join(s.dir, m.Links), linksMagic, buf.Bytes()); err != nil {
+		return err
+	}
+	for _, sh := range v.shelves {
+		m.Books = append(m.Books, manifestBook{Name: sh.name, Segment: sh.id, Passages: sh.passages, Parents: sh.parents, Embedder: sh.embedder, Vectors: vecName(sh.id, sh.embedder)})
+	}
+	payload, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := writeFramed(filepath.Join(s.dir, manifestFile), manMagic, payload); err != nil {
+		return err
+	}
+	s.gen = m.Generation
+	s.sweep(m)
+	return nil
+}
+
+// sweep removes the files the manifest does not name. A reader of the previous generation that
+// finds a file gone reads the library again (index.view).
+func (s *Local) sweep(m manifest) {
+	named := map[string]bool{manifestFile: true, m.Links: true, lockFile: true}
+	for _, b := range m.Books {
+		named["seg-"+b.Segment] = true
+		named[b.Vectors] = true
+	}
+	entries, _ := os.ReadDir(s.dir)
+	for _, e := range entries {
+		n := e.Name()
+		if !named[n] && (strings.HasPrefix(n, "seg-") || strings.HasPrefix(n, "vec-") || strings.HasPrefix(n, "links-") || n == legacyFile) {
+			os.Remove(filepath.Join(s.dir, n))
+		}
+	}
+}
+
+// lockForWrite takes the folder's writer lock and catches up with changes another process made.
+func (s *Local) lockForWrite(ctx context.Context) (func(), error) {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	unlock, err := lockFolder(ctx, filepath.Join(s.dir, lockFile))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Refresh(ctx); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// legacyFormat is the store file of caprag before segments (format 1).
+type legacyFormat struct {
 	Format   int
 	Embedder string
 	Entries  []entry
 }
 
-const formatVersion = 1
-
-// OpenEmbedded opens (or creates) the embedded store in dir. A store built by another embedder
-// refuses queries with an error that says to ingest again.
-func OpenEmbedded(ctx context.Context, dir string, opts Options) (*Local, error) {
-	s := NewMemory(opts)
-	s.path = filepath.Join(dir, "passages.gob.gz")
-	f, err := os.Open(s.path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return nil, fmt.Errorf("opening the book store: %w", err)
-	default:
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("reading the book store %s: %w (remove it and ingest again)", s.path, err)
-		}
-		var ff fileFormat
-		if err := gob.NewDecoder(zr).Decode(&ff); err != nil {
-			return nil, fmt.Errorf("reading the book store %s: %w (remove it and ingest again)", s.path, err)
-		}
-		if ff.Embedder != opts.Embedder.ID() && len(ff.Entries) > 0 {
-			return nil, fmt.Errorf("the books in %s were indexed with %s, the settings ask for %s: %w", dir, ff.Embedder, opts.Embedder.ID(), rag.ErrEmbedderMismatch)
-		}
-		for i := range ff.Entries {
-			e := ff.Entries[i]
-			s.entries[e.P.ID] = &e
-		}
-		s.rebuild()
-	}
-	s.onChange = s.save
-	return s, nil
-}
-
-// save writes the store atomically (temporary file, then rename).
-func (s *Local) save(context.Context) error {
-	if s.path == "" {
+// migrate converts a store of format 1 (passages.gob.gz) into segments, once; the passages keep
+// their IDs and are embedded again with the configured embedder.
+func (s *Local) migrate(ctx context.Context) error {
+	path := filepath.Join(s.dir, legacyFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return fmt.Errorf("saving the book store: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".passages-*")
 	if err != nil {
-		return fmt.Errorf("saving the book store: %w", err)
+		return fmt.Errorf("store: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	zw, _ := gzip.NewWriterLevel(tmp, gzip.BestSpeed)
-	ff := fileFormat{Format: formatVersion, Embedder: s.emb.ID(), Entries: make([]entry, len(s.order))}
-	for i, e := range s.order {
-		ff.Entries[i] = *e
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return &DamagedError{Path: path, Reason: err.Error()}
 	}
-	if err := gob.NewEncoder(zw).Encode(&ff); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the book store: %w", err)
+	var ff legacyFormat
+	if err := gob.NewDecoder(zr).Decode(&ff); err != nil {
+		return &DamagedError{Path: path, Reason: err.Error()}
 	}
-	if err := zw.Close(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the book store: %w", err)
+	byBook := map[string]*ingest.Book{}
+	var names []string
+	for _, e := range ff.Entries {
+		b := byBook[e.P.Book]
+		if b == nil {
+			b = &ingest.Book{Name: e.P.Book, Source: e.P.Source}
+			byBook[e.P.Book] = b
+			names = append(names, e.P.Book)
+		}
+		b.Passages = append(b.Passages, e.P)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving the book store: %w", err)
+	slices.Sort(names)
+	books := make([]ingest.Book, len(names))
+	for i, n := range names {
+		books[i] = *byBook[n]
 	}
-	return os.Rename(tmp.Name(), s.path)
+	if len(books) == 0 {
+		return nil
+	}
+	return s.ReplaceBooks(ctx, books, nil)
 }
 
 // Close releases the store.

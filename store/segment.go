@@ -1,0 +1,378 @@
+package store
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/passage"
+	"github.com/caprag/caprag/words"
+)
+
+// A segment is one book as the store searches it: its passages and everything ingest derives
+// from that book alone — the BM25 postings of its child chunks, the explicit references ("see
+// X", pages) and run-in headings of its parents. It is built once, when the book is stored,
+// encoded into one byte slice (persisted as one file by the embedded store) and read back
+// without recomputing anything: strings point into the slice, postings are decoded as they are
+// scored. A library is a list of segments; what depends on several books (mentions of other
+// books' titles, defined terms) lives beside them (links.go).
+type segment struct {
+	id   string // content hash: same book, same id
+	book string
+	data []byte // the encoded payload; strings below point into it
+
+	ps       []ingest.Passage // children in reading order (Refs unset)
+	parentOf []int32          // child → parent index
+	parents  []parentRec      // in reading order
+	lens     []uint32         // child → tokens counted by BM25
+	totalLen uint64
+
+	terms   []string // sorted
+	termDF  []uint32
+	termOff []uint32 // offset of each term's postings in post
+	post    []byte   // per term: df × (uvarint doc delta, uvarint tf)
+
+	lazy struct {
+		once     sync.Once
+		headings map[string][]int32 // heading key → parents (first parent of each section first)
+		pages    map[int][]int32    // page → parents
+	}
+	vecs vectorsSlot
+}
+
+// parentRec is one parent passage: what the answer writer reads.
+type parentRec struct {
+	id, section, source, text string
+	first                     int32  // its first child
+	refs                      []byte // encoded explicit references (decodeRefs)
+	runIns                    []string
+}
+
+// Segment files begin with a magic string, the CRC-32C (Castagnoli) of the payload and the
+// payload's length. The checksum catches a damaged or cut file before a byte of it is used (it
+// is not a defence against deliberate tampering; nothing on disk is); it costs about a
+// millisecond per 10 MB with the CPU's CRC instruction, so every load verifies every byte.
+var (
+	segMagic = []byte("CPRGSEG\x01")
+	vecMagic = []byte("CPRGVEC\x01")
+	crcTable = crc32.MakeTable(crc32.Castagnoli)
+)
+
+const segFormat = 1
+
+// frameHeader is magic, CRC-32C and payload length.
+const frameHeader = 8 + 4 + 8
+
+// frame wraps a payload in the checked header.
+func frame(magic, payload []byte) []byte {
+	out := make([]byte, 0, frameHeader+len(payload))
+	out = append(out, magic...)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, crcTable))
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
+	return append(out, payload...)
+}
+
+// errDamaged is wrapped by the error for a file whose check fails.
+var errDamaged = errors.New("damaged")
+
+// unframe checks a framed file and returns its payload.
+func unframe(magic, b []byte) ([]byte, error) {
+	if len(b) < frameHeader || string(b[:8]) != string(magic) {
+		return nil, fmt.Errorf("%w: not a caprag file of this kind, or cut short inside its header", errDamaged)
+	}
+	sum := binary.LittleEndian.Uint32(b[8:])
+	n := binary.LittleEndian.Uint64(b[12:])
+	payload := b[frameHeader:]
+	switch {
+	case uint64(len(payload)) < n:
+		return nil, fmt.Errorf("%w: cut short (%d of %d bytes)", errDamaged, len(payload), n)
+	case uint64(len(payload)) > n:
+		return nil, fmt.Errorf("%w: %d bytes more than its header says", errDamaged, uint64(len(payload))-n)
+	case crc32.Checksum(payload, crcTable) != sum:
+		return nil, fmt.Errorf("%w: its checksum does not match its content", errDamaged)
+	}
+	return payload, nil
+}
+
+// lexTokens are the words BM25 counts for a child: the section's last heading counts twice (rule
+// names live in headings), then the section path and the text.
+func lexTokens(p *ingest.Passage) []string {
+	h := passage.LastHeading(p.Section)
+	return words.Tokens(h + " " + h + " " + p.Section + " " + p.Text)
+}
+
+// encodeSegment derives a book's own index from its passages (in reading order, Book set) and
+// encodes it. The id is a hash of the passages' IDs and the format: the same book gives the
+// same segment.
+func encodeSegment(book string, ps []ingest.Passage) (id string, payload []byte) {
+	h := sha256.New()
+	h.Write([]byte{segFormat})
+	h.Write([]byte(book))
+	var e enc
+	e.uvarint(segFormat)
+	e.str(book)
+	// Parents in order of their first child.
+	parentIdx := map[string]int{}
+	var parents []int // index of each parent's first child
+	for i := range ps {
+		h.Write([]byte{0})
+		h.Write([]byte(ps[i].ID))
+		if _, ok := parentIdx[ps[i].ParentID]; !ok {
+			parentIdx[ps[i].ParentID] = len(parents)
+			parents = append(parents, i)
+		}
+	}
+	e.uvarint(uint64(len(parents)))
+	for _, i := range parents {
+		p := &ps[i]
+		e.str(p.ParentID)
+		e.str(p.Section)
+		e.str(p.Source)
+		e.str(p.Parent)
+		e.uvarint(uint64(i))
+		refs := ingest.ExplicitRefs(p.Parent)
+		e.uvarint(uint64(len(refs)))
+		for _, r := range refs {
+			e.str(string(r.Kind))
+			e.str(r.Text)
+			e.str(r.Target)
+			e.str(r.Book)
+		}
+		runIns := passage.RunInHeadings(p.Parent)
+		e.uvarint(uint64(len(runIns)))
+		for _, t := range runIns {
+			e.str(t)
+		}
+	}
+	postings := map[string][]uint32{} // term → doc, tf pairs
+	e.uvarint(uint64(len(ps)))
+	for i := range ps {
+		p := &ps[i]
+		toks := lexTokens(p)
+		tf := map[string]uint32{}
+		for _, t := range toks {
+			tf[t]++
+		}
+		for t, n := range tf {
+			postings[t] = append(postings[t], uint32(i), n)
+		}
+		e.str(p.ID)
+		e.uvarint(uint64(parentIdx[p.ParentID]))
+		e.uvarint(uint64(p.Position))
+		e.uvarint(uint64(p.Page))
+		e.uvarint(uint64(len(toks)))
+		e.str(p.Text)
+	}
+	terms := slices.Sorted(maps.Keys(postings))
+	var post enc
+	e.uvarint(uint64(len(terms)))
+	for _, t := range terms {
+		pl := postings[t]
+		slices.SortFunc(pairs(pl), func(a, b [2]uint32) int { return cmp.Compare(a[0], b[0]) })
+		e.str(t)
+		e.uvarint(uint64(len(pl) / 2))
+		e.uvarint(uint64(len(post.b)))
+		prev := uint32(0)
+		for j := 0; j < len(pl); j += 2 {
+			post.uvarint(uint64(pl[j] - prev))
+			post.uvarint(uint64(pl[j+1]))
+			prev = pl[j]
+		}
+	}
+	e.uvarint(uint64(len(post.b)))
+	e.b = append(e.b, post.b...)
+	return hex.EncodeToString(h.Sum(nil)[:12]), e.b
+}
+
+// pairs views a slice of (doc, tf) uint32 pairs as [2]uint32 elements for sorting.
+func pairs(s []uint32) [][2]uint32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*[2]uint32)(unsafe.Pointer(&s[0])), len(s)/2)
+}
+
+// decodeSegment reads an encoded segment. The strings of the result point into payload, which
+// must not change afterwards.
+func decodeSegment(id string, payload []byte) (s *segment, err error) {
+	d := dec{b: payload}
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("%w: its content cannot be decoded (%v)", errDamaged, r)
+		}
+	}()
+	if f := d.uvarint(); f != segFormat {
+		return nil, fmt.Errorf("segment format %d, this caprag reads %d: run `caprag ingest --reindex` or ingest the books again", f, segFormat)
+	}
+	s = &segment{id: id, data: payload, book: d.str()}
+	s.parents = make([]parentRec, d.uvarint())
+	for i := range s.parents {
+		p := &s.parents[i]
+		p.id, p.section, p.source, p.text = d.str(), d.str(), d.str(), d.str()
+		p.first = int32(d.uvarint())
+		start := d.off
+		for n := d.uvarint(); n > 0; n-- {
+			d.str()
+			d.str()
+			d.str()
+			d.str()
+		}
+		p.refs = payload[start:d.off]
+		if n := d.uvarint(); n > 0 {
+			p.runIns = make([]string, n)
+			for j := range p.runIns {
+				p.runIns[j] = d.str()
+			}
+		}
+	}
+	n := d.uvarint()
+	s.ps = make([]ingest.Passage, n)
+	s.parentOf = make([]int32, n)
+	s.lens = make([]uint32, n)
+	for i := range s.ps {
+		id := d.str()
+		pi := d.uvarint()
+		pos, page, length := d.uvarint(), d.uvarint(), d.uvarint()
+		text := d.str()
+		par := &s.parents[pi]
+		s.ps[i] = ingest.Passage{
+			ID: id, ParentID: par.id, Book: s.book, Section: par.section, Page: int(page),
+			Source: par.source, Position: int(pos), Text: text, Parent: par.text,
+		}
+		s.parentOf[i] = int32(pi)
+		s.lens[i] = uint32(length)
+		s.totalLen += length
+	}
+	nt := d.uvarint()
+	s.terms = make([]string, nt)
+	s.termDF = make([]uint32, nt)
+	s.termOff = make([]uint32, nt)
+	for i := range s.terms {
+		s.terms[i] = d.str()
+		s.termDF[i] = uint32(d.uvarint())
+		s.termOff[i] = uint32(d.uvarint())
+	}
+	pl := d.uvarint()
+	s.post = d.bytes(int(pl))
+	if d.off != len(payload) {
+		return nil, fmt.Errorf("%w: %d bytes left over", errDamaged, len(payload)-d.off)
+	}
+	return s, nil
+}
+
+// term returns the index of t in the segment's dictionary, or -1.
+func (s *segment) term(t string) int {
+	i, ok := slices.BinarySearch(s.terms, t)
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// postings calls f for each (child, tf) of term i.
+func (s *segment) postings(i int, f func(doc int, tf float64)) {
+	b := s.post[s.termOff[i]:]
+	doc := uint64(0)
+	for n := s.termDF[i]; n > 0; n-- {
+		delta, k := binary.Uvarint(b)
+		tf, k2 := binary.Uvarint(b[k:])
+		b = b[k+k2:]
+		doc += delta
+		f(int(doc), float64(tf))
+	}
+}
+
+// refs decodes the explicit references of parent pi.
+func (s *segment) refs(pi int) []passage.Reference {
+	d := dec{b: s.parents[pi].refs}
+	n := d.uvarint()
+	if n == 0 {
+		return nil
+	}
+	out := make([]passage.Reference, n)
+	for i := range out {
+		out[i] = passage.Reference{Kind: passage.RefKind(d.str()), Text: d.str(), Target: d.str(), Book: d.str()}
+	}
+	return out
+}
+
+// lookups builds the heading and page lookups on first use.
+func (s *segment) lookups() {
+	s.lazy.once.Do(func() {
+		s.lazy.headings = map[string][]int32{}
+		s.lazy.pages = map[int][]int32{}
+		for i := range s.parents {
+			for _, k := range headingKeys(s.parents[i].section) {
+				s.lazy.headings[k] = append(s.lazy.headings[k], int32(i))
+			}
+			if pg := s.ps[s.parents[i].first].Page; pg > 0 {
+				s.lazy.pages[pg] = append(s.lazy.pages[pg], int32(i))
+			}
+		}
+	})
+}
+
+// headings returns the parents whose section's last heading has key k.
+func (s *segment) headings(k string) []int32 { s.lookups(); return s.lazy.headings[k] }
+
+// page returns the parents on a printed page.
+func (s *segment) page(p string) []int32 {
+	n, err := strconv.Atoi(p)
+	if err != nil || strconv.Itoa(n) != p {
+		return nil
+	}
+	s.lookups()
+	return s.lazy.pages[n]
+}
+
+// headingKeySet lists the segment's heading keys (for prefix lookups).
+func (s *segment) headingKeySet() map[string][]int32 { s.lookups(); return s.lazy.headings }
+
+// enc appends varints and length-prefixed strings.
+type enc struct{ b []byte }
+
+func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+
+// dec reads what enc wrote; it panics on malformed input (decodeSegment recovers).
+type dec struct {
+	b   []byte
+	off int
+}
+
+func (d *dec) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		panic("bad varint")
+	}
+	d.off += n
+	return v
+}
+
+func (d *dec) bytes(n int) []byte {
+	if n < 0 || d.off+n > len(d.b) {
+		panic("length past the end")
+	}
+	b := d.b[d.off : d.off+n : d.off+n]
+	d.off += n
+	return b
+}
+
+// str returns a string that shares the decoder's bytes (they are never written again).
+func (d *dec) str() string {
+	b := d.bytes(int(d.uvarint()))
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
