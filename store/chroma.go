@@ -40,6 +40,7 @@ type Chroma struct {
 	client   chroma.Client
 	col      chroma.Collection
 	url      string
+	name     string
 	embedder string // the embedder the collection's vectors were made with
 }
 
@@ -56,13 +57,8 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 	if err != nil {
 		return nil, fmt.Errorf("Chroma client for %s: %w", co.URL, err)
 	}
-	c := &Chroma{client: client, url: co.URL}
-	col, err := client.GetOrCreateCollection(ctx, co.Collection,
-		chroma.WithEmbeddingFunctionCreate(efAdapter{opts.Embedder}),
-		chroma.WithDisableEFConfigStorage(),
-		chroma.WithHNSWSpaceCreate(chromaemb.COSINE),
-		chroma.WithCollectionMetadataCreate(chroma.NewMetadata(chroma.NewStringAttribute(embedderKey, opts.Embedder.ID()))),
-	)
+	c := &Chroma{client: client, url: co.URL, name: co.Collection}
+	col, err := c.create(ctx, opts.Embedder)
 	if err != nil {
 		client.Close()
 		return nil, c.wrap("opening the collection "+co.Collection, err)
@@ -78,6 +74,16 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 		return nil, err
 	}
 	return c, nil
+}
+
+// create opens the collection, creating it for vectors of emb when it is missing.
+func (c *Chroma) create(ctx context.Context, emb embed.Embedder) (chroma.Collection, error) {
+	return c.client.GetOrCreateCollection(ctx, c.name,
+		chroma.WithEmbeddingFunctionCreate(efAdapter{emb}),
+		chroma.WithDisableEFConfigStorage(),
+		chroma.WithHNSWSpaceCreate(chromaemb.COSINE),
+		chroma.WithCollectionMetadataCreate(chroma.NewMetadata(chroma.NewStringAttribute(embedderKey, emb.ID()))),
+	)
 }
 
 // wrap says what failed in the user's words, naming the server.
@@ -152,7 +158,7 @@ func (c *Chroma) load(ctx context.Context) error {
 }
 
 func (c *Chroma) put(ctx context.Context, es []entry) error {
-	if c.embedder != c.emb.ID() && c.embedder != "reindexing:"+c.emb.ID() {
+	if c.embedder != c.emb.ID() {
 		// One collection holds vectors of one embedder (and one length).
 		if len(c.cur.Load().shelves) > 0 {
 			return fmt.Errorf("the books in the Chroma collection were embedded with %s, the settings ask for %s: run `caprag ingest --reindex` first: %w", c.embedder, c.emb.ID(), rag.ErrEmbedderMismatch)
@@ -238,6 +244,21 @@ func (c *Chroma) nearest(ctx context.Context, v *view, vec []float32, n int, boo
 		}
 	}
 	return hits, nil
+}
+
+// replaceAll creates the collection again (its vectors' length is fixed when it is first
+// filled) and stores es, whose vectors embedder made. Every vector is computed before the old
+// collection is dropped.
+func (c *Chroma) replaceAll(ctx context.Context, es []entry, embedder string) error {
+	if err := c.client.DeleteCollection(ctx, c.name); err != nil {
+		return c.wrap("dropping the collection "+c.name, err)
+	}
+	col, err := c.create(ctx, c.emb)
+	if err != nil {
+		return c.wrap("creating the collection "+c.name, err)
+	}
+	c.col, c.embedder = col, embedder
+	return c.put(ctx, es)
 }
 
 // embedderChanged records in the collection's metadata which embedder made its vectors.

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
@@ -32,8 +35,8 @@ type backend interface {
 	del(ctx context.Context, ids []string) error
 	// nearest returns up to n children of v most similar to vec, restricted to books when given.
 	nearest(ctx context.Context, v *view, vec []float32, n int, books []string) ([]hit, error)
-	// embedderChanged records the embedder that now made every vector.
-	embedderChanged(ctx context.Context, id string) error
+	// replaceAll empties the collection and fills it with es, whose vectors embedder made.
+	replaceAll(ctx context.Context, es []entry, embedder string) error
 	close() error
 }
 
@@ -137,19 +140,32 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 		}
 		defer unlock()
 	}
-	done := 0
-	var ready []*built
-	for _, name := range order {
-		b, err := x.build(ctx, byName[name], func(n int) {
-			if progress != nil {
-				progress(done+n, total)
-			}
-		})
-		if err != nil {
+	// Books are indexed and embedded side by side, one per core.
+	var (
+		pmu  sync.Mutex
+		done int
+	)
+	ready := make([]*built, len(order))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, name := range order {
+		g.Go(func() error {
+			last := 0
+			b, err := x.build(gctx, byName[name], func(n int) {
+				pmu.Lock()
+				defer pmu.Unlock()
+				done += n - last
+				last = n
+				if progress != nil {
+					progress(done, total)
+				}
+			})
+			ready[i] = b
 			return err
-		}
-		done += len(b.seg.ps)
-		ready = append(ready, b)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return x.apply(ctx, ready, nil)
 }
@@ -318,9 +334,9 @@ func (x *index) RemoveBook(ctx context.Context, name string) error {
 }
 
 // Reindex embeds again, with the configured embedder, the books whose vectors another embedder
-// made (all books when all is set). progress hears passages embedded so far. It returns how
-// many books were embedded again.
-func (x *index) Reindex(ctx context.Context, all bool, progress func(embedded, total int)) (int, error) {
+// made (every book when force is set, or when one collection on a server holds them all).
+// progress hears passages embedded so far. It returns how many books were embedded again.
+func (x *index) Reindex(ctx context.Context, force bool, progress func(embedded, total int)) (int, error) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
 	if x.beginWrite != nil {
@@ -334,7 +350,7 @@ func (x *index) Reindex(ctx context.Context, all bool, progress func(embedded, t
 	var todo []*shelf
 	total := 0
 	for _, sh := range old.shelves {
-		if all || sh.embedder != x.emb.ID() {
+		if force || sh.embedder != x.emb.ID() {
 			todo = append(todo, sh)
 			total += sh.passages
 		}
@@ -342,14 +358,14 @@ func (x *index) Reindex(ctx context.Context, all bool, progress func(embedded, t
 	if len(todo) == 0 {
 		return 0, nil
 	}
-	if x.be != nil {
-		// A collection holds one embedder's vectors: every book is embedded again, and until
-		// that has finished the collection says so.
-		if err := x.be.embedderChanged(ctx, "reindexing:"+x.emb.ID()); err != nil {
-			return 0, err
+	if x.be != nil && len(todo) < len(old.shelves) {
+		todo, total = old.shelves, 0
+		for _, sh := range todo {
+			total += sh.passages
 		}
 	}
 	redone := map[string]*shelf{}
+	var all []entry // a server's collection is filled again as a whole
 	done := 0
 	for _, sh := range todo {
 		seg, err := sh.segment()
@@ -371,17 +387,12 @@ func (x *index) Reindex(ctx context.Context, all bool, progress func(embedded, t
 			return 0, err
 		}
 		nsh := &shelf{name: sh.name, id: sh.id, passages: sh.passages, parents: sh.parents, embedder: x.emb.ID(), seg: nseg}
-		b := &built{seg: nseg, payload: seg.data}
 		if x.be != nil {
-			es := make([]entry, len(seg.ps))
 			for i := range seg.ps {
-				es[i] = entry{P: seg.ps[i], Vec: vecs[i]}
-			}
-			if err := x.be.put(ctx, es); err != nil {
-				return 0, err
+				all = append(all, entry{P: seg.ps[i], Vec: vecs[i]})
 			}
 		} else {
-			b.vecs = encodeVectors(x.emb.ID(), vecs)
+			b := &built{seg: nseg, payload: seg.data, vecs: encodeVectors(x.emb.ID(), vecs)}
 			enc := b.vecs
 			nseg.vecs.load = func() (*vectors, error) { return decodeVectors(enc) }
 			if x.files != nil {
@@ -393,16 +404,16 @@ func (x *index) Reindex(ctx context.Context, all bool, progress func(embedded, t
 		}
 		redone[sh.name] = nsh
 	}
+	if x.be != nil {
+		if err := x.be.replaceAll(ctx, all, x.emb.ID()); err != nil {
+			return 0, err
+		}
+	}
 	shelves := make([]*shelf, len(old.shelves))
 	for i, sh := range old.shelves {
 		shelves[i] = cmp.Or(redone[sh.name], sh)
 	}
 	nv := newView(shelves, old.links)
-	if x.be != nil {
-		if err := x.be.embedderChanged(ctx, x.emb.ID()); err != nil {
-			return 0, err
-		}
-	}
 	if x.files != nil {
 		if err := x.files.commit(ctx, nv); err != nil {
 			return 0, err
