@@ -37,7 +37,8 @@ type segment struct {
 	lens     []uint32         // child → tokens counted by BM25
 	totalLen uint64
 
-	terms   []string // sorted
+	hashes  []uint64 // termHash of each term, sorted (terms are found by hash, then compared)
+	terms   []string
 	termDF  []uint32
 	termOff []uint32 // offset of each term's postings in post
 	post    []byte   // per term: df × (uvarint doc delta, uvarint tf)
@@ -68,7 +69,7 @@ var (
 	crcTable = crc32.MakeTable(crc32.Castagnoli)
 )
 
-const segFormat = 1
+const segFormat = 2
 
 // frameHeader is magic, CRC-32C and payload length.
 const frameHeader = 8 + 4 + 8
@@ -173,7 +174,8 @@ func encodeSegment(book string, ps []ingest.Passage) (id string, payload []byte)
 		e.uvarint(uint64(len(toks)))
 		e.str(p.Text)
 	}
-	terms := slices.Sorted(maps.Keys(postings))
+	terms := slices.Collect(maps.Keys(postings))
+	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(termHash(a), termHash(b)), cmp.Compare(a, b)) })
 	var post enc
 	e.uvarint(uint64(len(terms)))
 	for _, t := range terms {
@@ -254,11 +256,16 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 		s.totalLen += length
 	}
 	nt := d.uvarint()
+	s.hashes = make([]uint64, nt)
 	s.terms = make([]string, nt)
 	s.termDF = make([]uint32, nt)
 	s.termOff = make([]uint32, nt)
 	for i := range s.terms {
 		s.terms[i] = d.str()
+		s.hashes[i] = termHash(s.terms[i])
+		if i > 0 && s.hashes[i] < s.hashes[i-1] {
+			panic("terms out of order")
+		}
 		s.termDF[i] = uint32(d.uvarint())
 		s.termOff[i] = uint32(d.uvarint())
 	}
@@ -267,16 +274,70 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 	if d.off != len(payload) {
 		return nil, fmt.Errorf("%w: %d bytes left over", errDamaged, len(payload)-d.off)
 	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// check verifies what searches read without further checks: parents' first children and every
+// posting list (in range, in order), so that a segment that decodes can be searched.
+func (s *segment) check() error {
+	for i := range s.parents {
+		if f := s.parents[i].first; f < 0 || int(f) >= len(s.ps) {
+			return fmt.Errorf("%w: a parent's first child is out of range", errDamaged)
+		}
+	}
+	for i := range s.terms {
+		if int(s.termOff[i]) > len(s.post) {
+			return fmt.Errorf("%w: postings out of range", errDamaged)
+		}
+		b := s.post[s.termOff[i]:]
+		doc := uint64(0)
+		for n := s.termDF[i]; n > 0; n-- {
+			delta, k := binary.Uvarint(b)
+			if k <= 0 {
+				return fmt.Errorf("%w: postings cut short", errDamaged)
+			}
+			tf, k2 := binary.Uvarint(b[k:])
+			if k2 <= 0 || tf == 0 || n != s.termDF[i] && delta == 0 {
+				return fmt.Errorf("%w: bad posting", errDamaged)
+			}
+			b = b[k+k2:]
+			doc += delta
+			if doc >= uint64(len(s.ps)) {
+				return fmt.Errorf("%w: a posting past the last child", errDamaged)
+			}
+		}
+	}
+	return nil
 }
 
 // term returns the index of t in the segment's dictionary, or -1.
 func (s *segment) term(t string) int {
-	i, ok := slices.BinarySearch(s.terms, t)
-	if !ok {
-		return -1
+	return s.termHashed(t, termHash(t))
+}
+
+// termHashed is term with t's hash computed once for every book.
+func (s *segment) termHashed(t string, h uint64) int {
+	i, _ := slices.BinarySearch(s.hashes, h)
+	for ; i < len(s.hashes) && s.hashes[i] == h; i++ {
+		if s.terms[i] == t {
+			return i
+		}
 	}
-	return i
+	return -1
+}
+
+// termHash is the 64-bit FNV-1a hash of a term: the dictionary is sorted by it, so that finding
+// a term in each of many books compares integers, not strings.
+func termHash(t string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(t); i++ {
+		h ^= uint64(t[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // postings calls f for each (child, tf) of term i.

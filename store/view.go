@@ -68,6 +68,7 @@ type view struct {
 		once sync.Once
 		m    map[string]int // child ID → global index (vector hits from Chroma)
 	}
+	refs sync.Map // pref → []passage.Reference: a parent's references, found once
 }
 
 func newView(shelves []*shelf, l links) *view {
@@ -216,8 +217,9 @@ func (v *view) bm25(query []string, n int, ok []bool) []hit {
 		}
 		seen[t] = true
 		df := 0
+		th := termHash(t)
 		for i, sh := range v.shelves {
-			terms[i] = sh.seg.term(t)
+			terms[i] = sh.seg.termHashed(t, th)
 			if terms[i] >= 0 {
 				df += int(sh.seg.termDF[terms[i]])
 			}
@@ -341,9 +343,15 @@ func (v *view) doc(i, j int, match bool, score float64) rag.Document {
 	seg := v.shelves[i].seg
 	p := &seg.ps[j]
 	pi := int(seg.parentOf[j])
-	v.derive()
-	refs := seg.refs(pi)
-	refs = append(refs, v.derived.titleIndex.Mentions(ingest.Passage{Book: p.Book, Section: p.Section, Text: p.Parent})...)
+	var refs []passage.Reference
+	if r, ok := v.refs.Load(pref{i, pi}); ok {
+		refs = slices.Clone(r.([]passage.Reference))
+	} else {
+		v.derive()
+		refs = seg.refs(pi)
+		refs = append(refs, v.derived.titleIndex.Mentions(ingest.Passage{Book: p.Book, Section: p.Section, Text: p.Parent})...)
+		v.refs.Store(pref{i, pi}, slices.Clone(refs))
+	}
 	d := rag.Document{
 		ID: strings.Clone(p.ParentID), Book: strings.Clone(p.Book), Section: strings.Clone(p.Section), Page: p.Page,
 		Source: strings.Clone(p.Source), Text: strings.Clone(p.Parent), Score: score, Refs: cloneRefs(refs),

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/evalset"
+	"github.com/caprag/caprag/internal/testenv"
+	"github.com/caprag/caprag/rag"
+)
+
+// BenchmarkLibrarySearch times searches of the dev questions over an embedded store already on
+// disk (CAPRAG_BENCH_DIR, a DATA_DIR/books folder; scripts/bench-scale builds the 10× and 30×
+// libraries) and reports p50 and p95, for BM25 alone (the default with the local embedder) and
+// forced hybrid. Skipped without CAPRAG_BENCH_DIR.
+func BenchmarkLibrarySearch(b *testing.B) {
+	dir := os.Getenv("CAPRAG_BENCH_DIR")
+	if dir == "" {
+		b.Skip("CAPRAG_BENCH_DIR names no library")
+	}
+	qs, err := evalset.Load(testenv.EvalSet(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []Mode{Lexical, Hybrid} {
+		b.Run(string(mode), func(b *testing.B) {
+			s, err := OpenEmbedded(context.Background(), dir, Options{Embedder: embed.NewLocal(embed.LocalDims), Mode: mode})
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The first search reads the books; the figures are of a library already open.
+			if _, err := s.Retrieve(context.Background(), "grappled", rag.SearchOptions{K: 5}); err != nil {
+				b.Fatal(err)
+			}
+			var lat []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				q := qs[i%len(qs)]
+				t0 := time.Now()
+				if _, err := s.Retrieve(context.Background(), q.Question, rag.SearchOptions{K: 5}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+		})
+	}
+}

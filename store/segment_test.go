@@ -1,0 +1,278 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/words"
+)
+
+// someSRD is a handful of SRD books that link to each other (conditions, rules, spells…).
+func someSRD(t testing.TB) []ingest.Book {
+	var out []ingest.Book
+	for _, b := range srd(t) {
+		switch b.Name {
+		case "conditions", "rules", "spellcasting", "gamemastering", "equipment", "races":
+			out = append(out, b)
+		}
+	}
+	if len(out) != 6 {
+		t.Fatalf("SRD books: %d of 6", len(out))
+	}
+	return out
+}
+
+// TestIncrementalLinksMatchAFreshBuild adds, replaces and removes books one at a time and checks
+// that the cross-book links are those of the same books stored at once, and that both equal
+// what ingest's one-pass functions compute over every parent of the library.
+func TestIncrementalLinksMatchAFreshBuild(t *testing.T) {
+	ctx := context.Background()
+	books := someSRD(t)
+	emb := embed.NewLocal(embed.LocalDims)
+	step := NewMemory(Options{Embedder: emb})
+	order := rand.New(rand.NewPCG(1, 2)).Perm(len(books))
+	for _, i := range order {
+		fill(t, step, []ingest.Book{books[i]})
+	}
+	// A book that only this store had, removed again, and one replaced by a changed version.
+	fill(t, step, []ingest.Book{loadBook(t, "core", coreMD)})
+	if err := step.RemoveBook(ctx, "core"); err != nil {
+		t.Fatal(err)
+	}
+	changed := books[0]
+	changed.Passages = changed.Passages[:len(changed.Passages)/2]
+	fill(t, step, []ingest.Book{changed})
+	fill(t, step, []ingest.Book{books[0]})
+
+	whole := NewMemory(Options{Embedder: emb})
+	fill(t, whole, books)
+
+	a, b := step.cur.Load(), whole.cur.Load()
+	if a.version != b.version {
+		t.Fatalf("versions differ: %s vs %s", a.version, b.version)
+	}
+	if !slices.Equal(a.links.Counted, b.links.Counted) {
+		t.Fatalf("counted keys differ: %d vs %d", len(a.links.Counted), len(b.links.Counted))
+	}
+	for i := range a.links.Books {
+		x, y := a.links.Books[i], b.links.Books[i]
+		if !maps.Equal(x.Counts, y.Counts) {
+			for k := range y.Counts {
+				if x.Counts[k] != y.Counts[k] {
+					t.Errorf("%s: mentions of %q: %d step by step, %d at once", x.Book, k, x.Counts[k], y.Counts[k])
+				}
+			}
+			t.Fatalf("%s: counts differ", x.Book)
+		}
+	}
+
+	// The one-pass reference: every parent of the library, in book order.
+	if err := b.load(); err != nil {
+		t.Fatal(err)
+	}
+	var parents []ingest.Passage
+	for _, sh := range b.shelves {
+		for _, p := range sh.seg.parents {
+			parents = append(parents, ingest.Passage{Book: sh.name, Section: p.section, Text: p.text})
+		}
+	}
+	ref := ingest.NewTitleIndex(parents)
+	if err := a.load(); err != nil {
+		t.Fatal(err)
+	}
+	a.derive()
+	for _, p := range parents {
+		if got, want := a.derived.titleIndex.Mentions(p), ref.Mentions(p); !reflect.DeepEqual(got, want) {
+			t.Fatalf("mentions in %s / %s: %+v, want %+v", p.Book, p.Section, got, want)
+		}
+	}
+	defined := ingest.DefinedTerms(parents)
+	terms := ingest.NewTermIndex(parents, defined)
+	for _, q := range []string{"Can the archers still shoot me behind total cover?", "a puff of malice", "what does recharge mean", "lifting a heavy load with Strength"} {
+		p := ingest.Passage{Text: q}
+		if got, want := a.derived.termIndex.Mentions(p), terms.Mentions(p); !reflect.DeepEqual(got, want) {
+			t.Fatalf("defined terms named by %q: %+v, want %+v", q, got, want)
+		}
+	}
+	for name, i := range defined {
+		got := a.titled(words.Normalize(name))
+		if len(got) == 0 {
+			t.Fatalf("defined term %q resolves nowhere", name)
+		}
+		if a.hasHeading(words.Normalize(name)) {
+			continue
+		}
+		sh := a.shelves[got[0].shelf]
+		if sh.name != parents[i].Book || sh.seg.parents[got[0].parent].text != parents[i].Text {
+			t.Fatalf("defined term %q resolves to %s, want the passage of %s that defines it", name, sh.name, parents[i].Book)
+		}
+	}
+}
+
+// TestTopKMatchesAFullSort checks BM25's top-k selection against scoring and sorting every
+// document, with and without a book filter.
+func TestTopKMatchesAFullSort(t *testing.T) {
+	s := NewMemory(Options{Embedder: embed.NewLocal(64)})
+	fill(t, s, someSRD(t))
+	v := s.cur.Load()
+	if err := v.load(); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"grappled creature speed", "cast a spell while wearing armor", "the the of", "poison damage saving throw", "xyzzy"} {
+		for _, filter := range [][]string{nil, {"rules", "Conditions"}} {
+			ok := v.filter(filter)
+			got := v.bm25(words.Tokens(q), 20, ok)
+			all := v.bm25(words.Tokens(q), v.n, ok)
+			want := all[:min(20, len(all))]
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q %v: top 20 %v, want %v", q, filter, got, want)
+			}
+			for i := 1; i < len(all); i++ {
+				if all[i-1].s < all[i].s || all[i-1].s == all[i].s && all[i-1].g > all[i].g {
+					t.Fatalf("%q: ranking out of order at %d", q, i)
+				}
+			}
+			for _, h := range all {
+				if i, _ := v.at(h.g); ok != nil && !ok[i] {
+					t.Fatalf("%q: the filter let %s through", q, v.shelves[i].name)
+				}
+			}
+		}
+	}
+}
+
+// TestSparseVectorsScoreAsDense checks that the hashed embedder's vectors are stored sparse and
+// score exactly as the dense rows, and learned-looking dense vectors stay dense.
+func TestSparseVectorsScoreAsDense(t *testing.T) {
+	ctx := context.Background()
+	emb := embed.NewLocal(embed.LocalDims)
+	texts := []string{"A grappled creature's speed becomes 0.", "Fireball: a bright streak flashes", "", "prone prone prone crawl"}
+	vecs, _ := emb.EmbedDocuments(ctx, texts)
+	v, err := decodeVectors(encodeVectors(emb.ID(), vecs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.dense != nil || v.size() > len(vecs)*embed.LocalDims {
+		t.Fatalf("hashed vectors stored dense (%d bytes)", v.size())
+	}
+	q, _ := emb.EmbedQuery(ctx, "grappled speed crawl")
+	for i, row := range vecs {
+		var want float32
+		for j, x := range row {
+			want += x * q[j]
+		}
+		if got := v.dot(i, q); got != want {
+			t.Fatalf("row %d: sparse %v, dense %v", i, got, want)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	dense := make([][]float32, 3)
+	for i := range dense {
+		dense[i] = make([]float32, 16)
+		for j := range dense[i] {
+			dense[i][j] = float32(r.NormFloat64())
+		}
+	}
+	d, err := decodeVectors(encodeVectors("learned", dense))
+	if err != nil || d.dense == nil || d.dot(2, dense[2]) <= 0 || math.IsNaN(float64(d.dot(1, dense[0]))) {
+		t.Fatalf("dense vectors: %+v, %v", d, err)
+	}
+}
+
+// TestLexicalSearchReadsNoVectors checks that vectors stay on disk for BM25 alone and are read by
+// a hybrid search.
+func TestLexicalSearchReadsNoVectors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, w, []ingest.Book{loadBook(t, "core", coreMD), loadBook(t, "conditions", condMD)})
+	for _, c := range []struct {
+		mode Mode
+		read bool
+	}{{Lexical, false}, {Hybrid, true}} {
+		s, err := OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(embed.LocalDims), Mode: c.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if docs, err := s.Retrieve(ctx, "grappled speed", rag.SearchOptions{K: 2}); err != nil || len(docs) == 0 {
+			t.Fatalf("%s: %+v, %v", c.mode, docs, err)
+		}
+		for _, sh := range s.cur.Load().shelves {
+			if got := sh.seg.vecs.loaded(); got != c.read {
+				t.Errorf("%s search: vectors of %s read: %v, want %v", c.mode, sh.name, got, c.read)
+			}
+		}
+	}
+}
+
+// TestDamagedFileIsNamed flips a byte of a book's segment file: the search says which file is
+// damaged instead of serving it.
+func TestDamagedFileIsNamed(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, w, []ingest.Book{loadBook(t, "core", coreMD)})
+	segs, _ := filepath.Glob(filepath.Join(dir, "seg-*"))
+	if len(segs) != 1 {
+		t.Fatalf("segment files: %v", segs)
+	}
+	b, _ := os.ReadFile(segs[0])
+	b[len(b)/2] ^= 0x20
+	os.WriteFile(segs[0], b, 0o644)
+	s, err := OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if books, _ := s.Books(ctx); len(books) != 1 {
+		t.Fatalf("books: %+v", books)
+	}
+	_, err = s.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1})
+	var de *DamagedError
+	if !errors.As(err, &de) || de.Path != segs[0] || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("search over a damaged file: %v, want a DamagedError naming %s", err, segs[0])
+	}
+}
+
+// FuzzDecodeSegment feeds damaged and arbitrary payloads to the segment reader: it returns an
+// error or a segment, never panics, and a segment it returns can be searched.
+func FuzzDecodeSegment(f *testing.F) {
+	_, good := encodeSegment("core", loadBook(f, "core", coreMD).Passages)
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add([]byte{})
+	f.Add([]byte{2, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		s, err := decodeSegment("x", payload)
+		if err != nil {
+			return
+		}
+		for i := range s.terms {
+			s.postings(i, func(doc int, _ float64) {
+				if doc < 0 || doc >= len(s.ps) {
+					t.Fatalf("posting %d of %d children", doc, len(s.ps))
+				}
+			})
+		}
+		for i := range s.parents {
+			s.refs(i)
+		}
+	})
+}
