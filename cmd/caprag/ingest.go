@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,8 +12,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/caprag/caprag/ingest"
-	"github.com/caprag/caprag/rag"
-	"github.com/caprag/caprag/store"
 )
 
 // runIngest loads books into the store.
@@ -194,132 +190,4 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return "…" + string(r[len(r)-n+1:])
-}
-
-// runBooks lists the ingested books or removes one.
-func runBooks(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("books", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print JSON")
-	rest, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	if len(rest) > 0 {
-		if rest[0] != "rm" || len(rest) != 2 {
-			return usagef("unexpected %q", strings.Join(rest, " "))
-		}
-		if err := s.RemoveBook(ctx, rest[1]); err != nil {
-			if errors.Is(err, store.ErrNoBook) {
-				return fmt.Errorf("no book named %q (caprag books lists them)", rest[1])
-			}
-			return err
-		}
-		fmt.Fprintf(a.stdout, "removed %s\n", rest[1])
-		return nil
-	}
-	books, err := s.Books(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		if books == nil {
-			books = []rag.BookInfo{}
-		}
-		return writeJSON(a.stdout, books)
-	}
-	if len(books) == 0 {
-		fmt.Fprintln(a.stdout, "no books ingested yet (caprag ingest PATH...); caprag ask answers from the built-in sample books meanwhile")
-		return nil
-	}
-	for _, b := range books {
-		fmt.Fprintf(a.stdout, "%-40s %6d passages\n", b.Name, b.Passages)
-	}
-	return nil
-}
-
-type searchResult struct {
-	Book    string  `json:"book"`
-	Page    int     `json:"page"`
-	Section string  `json:"section"`
-	Score   float64 `json:"score"`
-	Text    string  `json:"text"`
-}
-
-// runSearch prints the passages that best match a query.
-func runSearch(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	book := fs.String("book", "", "search only this book")
-	k := fs.Int("k", a.cfg.TopK, "number of results")
-	asJSON := fs.Bool("json", false, "print JSON")
-	rest, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	query := strings.TrimSpace(strings.Join(rest, " "))
-	if query == "" {
-		return usagef("give a query")
-	}
-	if *k < 1 || *k > 100 {
-		return usagef("-k must be between 1 and 100")
-	}
-	s, _, err := a.openBooks(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	opts := rag.SearchOptions{K: *k}
-	if *book != "" {
-		opts.Books = []string{*book}
-	}
-	docs, err := s.Retrieve(ctx, query, opts)
-	if err != nil {
-		return err
-	}
-	results := make([]searchResult, len(docs))
-	for i, d := range docs {
-		results[i] = searchResult{Book: d.Book, Page: d.Page, Section: d.Section, Score: d.Score, Text: d.Match}
-	}
-	if *asJSON {
-		return writeJSON(a.stdout, struct {
-			Query   string         `json:"query"`
-			Results []searchResult `json:"results"`
-		}{query, results})
-	}
-	if len(results) == 0 {
-		fmt.Fprintln(a.stdout, "no passage matches")
-	}
-	for i, r := range results {
-		fmt.Fprintf(a.stdout, "%d. %s — %s  (score %.4f)\n   %s\n", i+1, cite(r.Book, r.Page), r.Section, r.Score, shortText(r.Text, 160))
-	}
-	return nil
-}
-
-// cite is "Book, p. 12" or "Book".
-func cite(book string, page int) string {
-	if page > 0 {
-		return fmt.Sprintf("%s, p. %d", book, page)
-	}
-	return book
-}
-
-func shortText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// writeJSON prints v as one line of JSON, leaving ">", "<" and "&" as they are: section paths
-// such as "Combat > Grappling" stay readable.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }
