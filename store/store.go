@@ -30,6 +30,9 @@ type Store interface {
 	ReplaceBooks(ctx context.Context, books []ingest.Book, progress func(embedded, total int)) error
 	// RemoveBook deletes a book; ErrNoBook when there is none of that name.
 	RemoveBook(ctx context.Context, name string) error
+	// Reindex embeds the stored books again with the configured embedder: those another
+	// embedder made, or every book with force. It returns how many books it embedded.
+	Reindex(ctx context.Context, force bool, progress func(embedded, total int)) (int, error)
 	Close() error
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -38,7 +37,7 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 	strategy := fs.String("strategy", "", "multi-hop or multi-question (default: RETRIEVAL_STRATEGY)")
 	book := fs.String("book", "", "answer from this book only")
 	asJSON := fs.Bool("json", false, "print JSON")
-	rest, err := parseFlags(fs, args)
+	rest, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
@@ -56,6 +55,9 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 	defer closeStore()
 	req := rag.Request{Question: question, Strategy: *strategy, Progress: progressPrinter(a.stderr)}
 	if *book != "" {
+		if err := knownBook(ctx, p, *book); err != nil {
+			return err
+		}
 		req.Books = []string{*book}
 	}
 	ans, err := p.Answer(ctx, req)
@@ -63,7 +65,7 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(a.stdout).Encode(toJSON(ans))
+		return writeJSON(a.stdout, toJSON(ans))
 	}
 	printAnswer(a.stdout, ans)
 	return nil

@@ -15,7 +15,7 @@ import (
 func runBooks(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("books", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	rest, err := parseFlags(fs, args)
+	rest, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/caprag/caprag/bot"
@@ -15,6 +16,11 @@ var openAnswerer = func(ctx context.Context, a *app) (botcmd.Answerer, func(), e
 
 // runBot serves the Discord bot until SIGINT or SIGTERM.
 func runBot(ctx context.Context, a *app, args []string) error {
+	fs := flag.NewFlagSet("bot", flag.ContinueOnError)
+	args, err := a.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
 	if len(args) > 0 {
 		return usagef("bot takes no arguments (settings are environment variables)")
 	}

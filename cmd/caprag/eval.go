@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -35,7 +34,7 @@ func runEval(ctx context.Context, a *app, args []string) error {
 	set := fs.String("set", "", "question set (JSON Lines)")
 	strategy := fs.String("strategy", "all", "multi-hop, multi-question or all")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if _, err := parseFlags(fs, args); err != nil {
+	if _, err := a.parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *set == "" {
@@ -65,7 +64,7 @@ func runEval(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(a.stdout).Encode(rows)
+		return writeJSON(a.stdout, rows)
 	}
 	printEval(a.stdout, rows, len(qs))
 	return nil

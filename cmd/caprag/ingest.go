@@ -14,22 +14,39 @@ import (
 	"github.com/caprag/caprag/ingest"
 )
 
-// runIngest loads books into the store.
+// runIngest loads books into the store. Files that cannot be read are reported and the rest of
+// the run is loaded (exit status 1). Stored books that another embedder embedded are embedded
+// again with the configured one first; --reindex embeds every stored book again.
 func runIngest(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	book := fs.String("book", "", "book name (one file only; default: the PDF title or the file name)")
-	paths, err := parseFlags(fs, args)
+	reindex := fs.Bool("reindex", false, "embed every stored book again with the configured embedder (EMBEDDINGS_PROVIDER), e.g. after changing it")
+	paths, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 {
-		return usagef("name at least one file or folder")
+	if len(paths) == 0 && !*reindex {
+		return usagef("name at least one file or folder (or --reindex)")
 	}
-	files, err := ingest.Files(paths)
-	if err != nil {
-		return err
+	var (
+		files    []string
+		failed   []string
+		badPaths int
+	)
+	for _, p := range paths {
+		fs, err := ingest.Files([]string{p})
+		if err != nil {
+			badPaths++
+			failed = append(failed, err.Error())
+			fmt.Fprintln(a.stderr, "failed: "+err.Error())
+			continue
+		}
+		files = append(files, fs...)
 	}
-	if len(files) == 0 {
+	if len(paths) > 0 && len(files) == 0 {
+		if len(failed) > 0 {
+			return fmt.Errorf("nothing to load:\n  %s", strings.Join(failed, "\n  "))
+		}
 		return fmt.Errorf("no PDF, Markdown or text files in %s", strings.Join(paths, ", "))
 	}
 	if *book != "" && len(files) > 1 {
@@ -41,11 +58,22 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	}
 	defer s.Close()
 	bar := newProgress(a.stderr)
+	bar.embedStart = time.Now()
+	redone, err := s.Reindex(ctx, *reindex, func(done, total int) { bar.embedded(done, total) })
+	bar.done()
+	if err != nil {
+		return fmt.Errorf("embedding the stored books again: %w", err)
+	}
+	if redone > 0 {
+		fmt.Fprintf(a.stdout, "embedded %d stored %s again with %s\n", redone, plural(redone, "book", "books"), a.cfg.EmbeddingsProvider)
+	}
+	if len(files) == 0 {
+		return nil
+	}
 	start := time.Now()
 	var (
 		loaded []ingest.Book
 		byName = map[string]int{} // book name → index in loaded
-		failed []string
 	)
 	for i, f := range files {
 		b, err := ingest.LoadFile(ctx, f, ingest.Options{Book: *book, Progress: func(p ingest.Progress) {
@@ -94,7 +122,7 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	bar.done()
 	fmt.Fprintf(a.stdout, "ingested %d books, %d pages, %d passages in %.1f s\n", books, pages, passages, time.Since(start).Seconds())
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d files failed:\n  %s", len(failed), len(files), strings.Join(failed, "\n  "))
+		return fmt.Errorf("%d of %d files or folders failed:\n  %s", len(failed), len(files)+badPaths, strings.Join(failed, "\n  "))
 	}
 	return nil
 }

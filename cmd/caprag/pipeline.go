@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/llm"
@@ -56,6 +57,9 @@ func (a *app) models() (rag.Models, error) {
 		}
 		return offline.Models(), nil
 	}
+	if err := a.cfg.RequireModel(); err != nil {
+		return rag.Models{}, err
+	}
 	m, err := llm.New(a.cfg, a.log)
 	if err != nil {
 		return rag.Models{}, err
@@ -87,4 +91,24 @@ func (a *app) openPipeline(ctx context.Context) (*rag.Pipeline, func(), error) {
 		return nil, nil, err
 	}
 	return p, func() { s.Close() }, nil
+}
+
+// knownBook checks a --book name against the library (case-insensitive): an unknown name is a
+// usage error that lists the books there are.
+func knownBook(ctx context.Context, lib rag.Library, name string) error {
+	books, err := lib.Books(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the books: %w", err)
+	}
+	names := make([]string, len(books))
+	for i, b := range books {
+		if strings.EqualFold(b.Name, name) {
+			return nil
+		}
+		names[i] = fmt.Sprintf("%q", b.Name)
+	}
+	if len(names) == 0 {
+		return usagef("--book %q: no books are ingested (caprag ingest PATH...)", name)
+	}
+	return usagef("--book %q: no book of that name; the books are %s", name, strings.Join(names, ", "))
 }

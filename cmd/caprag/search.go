@@ -23,7 +23,7 @@ func runSearch(ctx context.Context, a *app, args []string) error {
 	book := fs.String("book", "", "search only this book")
 	k := fs.Int("k", a.cfg.TopK, "number of results")
 	asJSON := fs.Bool("json", false, "print JSON")
-	rest, err := parseFlags(fs, args)
+	rest, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
@@ -41,6 +41,9 @@ func runSearch(ctx context.Context, a *app, args []string) error {
 	defer s.Close()
 	opts := rag.SearchOptions{K: *k}
 	if *book != "" {
+		if err := knownBook(ctx, s, *book); err != nil {
+			return err
+		}
 		opts.Books = []string{*book}
 	}
 	docs, err := s.Retrieve(ctx, query, opts)
