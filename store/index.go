@@ -99,6 +99,12 @@ func (x *index) view(ctx context.Context) (*view, error) {
 	return v, nil
 }
 
+// Load reads every book of the current view now.
+func (x *index) Load(ctx context.Context) error {
+	_, err := x.view(ctx)
+	return err
+}
+
 // embedBatch is how many passages are embedded between two progress reports.
 const embedBatch = 256
 

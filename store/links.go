@@ -176,11 +176,12 @@ func countNew(s *segment, keys []string) map[string]int {
 			ti := s.term(words.Stem(w))
 			next := map[int32]bool{}
 			if ti >= 0 {
-				s.postings(ti, func(doc int, _ float64) {
+				ds, _ := s.postings(ti)
+				for _, doc := range ds {
 					if docs == nil || docs[int32(doc)] {
 						next[int32(doc)] = true
 					}
-				})
+				}
 			}
 			docs = next
 			if len(docs) == 0 {

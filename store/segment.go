@@ -42,6 +42,10 @@ type segment struct {
 	termDF  []uint32
 	termOff []uint32 // offset of each term's postings in post
 	post    []byte   // per term: df × (uvarint doc delta, uvarint tf)
+	// The postings decoded once at load (6 bytes each): term i's are [postAt[i], postAt[i+1]).
+	postAt  []uint32
+	postDoc []uint32
+	postTF  []uint16
 
 	lazy struct {
 		once     sync.Once
@@ -288,7 +292,18 @@ func (s *segment) check() error {
 			return fmt.Errorf("%w: a parent's first child is out of range", errDamaged)
 		}
 	}
+	total := 0
+	for _, df := range s.termDF {
+		total += int(df)
+	}
+	if total > len(s.post) { // every posting takes at least two bytes
+		return fmt.Errorf("%w: more postings than bytes", errDamaged)
+	}
+	s.postAt = make([]uint32, len(s.terms)+1)
+	s.postDoc = make([]uint32, 0, total)
+	s.postTF = make([]uint16, 0, total)
 	for i := range s.terms {
+		s.postAt[i] = uint32(len(s.postDoc))
 		if int(s.termOff[i]) > len(s.post) {
 			return fmt.Errorf("%w: postings out of range", errDamaged)
 		}
@@ -300,7 +315,7 @@ func (s *segment) check() error {
 				return fmt.Errorf("%w: postings cut short", errDamaged)
 			}
 			tf, k2 := binary.Uvarint(b[k:])
-			if k2 <= 0 || tf == 0 || n != s.termDF[i] && delta == 0 {
+			if k2 <= 0 || tf == 0 || tf > 0xffff || n != s.termDF[i] && delta == 0 {
 				return fmt.Errorf("%w: bad posting", errDamaged)
 			}
 			b = b[k+k2:]
@@ -308,8 +323,12 @@ func (s *segment) check() error {
 			if doc >= uint64(len(s.ps)) {
 				return fmt.Errorf("%w: a posting past the last child", errDamaged)
 			}
+			s.postDoc = append(s.postDoc, uint32(doc))
+			s.postTF = append(s.postTF, uint16(tf))
 		}
 	}
+	s.postAt[len(s.terms)] = uint32(len(s.postDoc))
+	s.post = nil // decoded
 	return nil
 }
 
@@ -340,17 +359,10 @@ func termHash(t string) uint64 {
 	return h
 }
 
-// postings calls f for each (child, tf) of term i.
-func (s *segment) postings(i int, f func(doc int, tf float64)) {
-	b := s.post[s.termOff[i]:]
-	doc := uint64(0)
-	for n := s.termDF[i]; n > 0; n-- {
-		delta, k := binary.Uvarint(b)
-		tf, k2 := binary.Uvarint(b[k:])
-		b = b[k+k2:]
-		doc += delta
-		f(int(doc), float64(tf))
-	}
+// postings returns the children and term frequencies of term i.
+func (s *segment) postings(i int) ([]uint32, []uint16) {
+	lo, hi := s.postAt[i], s.postAt[i+1]
+	return s.postDoc[lo:hi], s.postTF[lo:hi]
 }
 
 // refs decodes the explicit references of parent pi.

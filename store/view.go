@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/passage"
@@ -68,7 +69,9 @@ type view struct {
 		once sync.Once
 		m    map[string]int // child ID → global index (vector hits from Chroma)
 	}
-	refs sync.Map // pref → []passage.Reference: a parent's references, found once
+	refs        sync.Map // pref → []passage.Reference: a parent's references, found once
+	terms       sync.Map // term → *termEntry
+	cachedTerms atomic.Int64
 }
 
 func newView(shelves []*shelf, l links) *view {
@@ -210,20 +213,12 @@ func (v *view) bm25(query []string, n int, ok []bool) []hit {
 	}
 	a.touched = a.touched[:0]
 	seen := map[string]bool{}
-	terms := make([]int, len(v.shelves))
 	for _, t := range query {
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
-		df := 0
-		th := termHash(t)
-		for i, sh := range v.shelves {
-			terms[i] = sh.seg.termHashed(t, th)
-			if terms[i] >= 0 {
-				df += int(sh.seg.termDF[terms[i]])
-			}
-		}
+		terms, df := v.term(t)
 		if df == 0 {
 			continue
 		}
@@ -233,14 +228,16 @@ func (v *view) bm25(query []string, n int, ok []bool) []hit {
 				continue // a book the filter leaves out costs nothing
 			}
 			seg, base := sh.seg, v.base[i]
-			seg.postings(terms[i], func(doc int, tf float64) {
-				g := base + doc
+			docs, tfs := seg.postings(int(terms[i]))
+			score := a.score[base : base+len(seg.ps)]
+			for k, doc := range docs {
+				tf := float64(tfs[k])
 				norm := tf * (k1 + 1) / (tf + k1*(1-b+b*float64(seg.lens[doc])/avg))
-				if a.score[g] == 0 {
-					a.touched = append(a.touched, int32(g))
+				if score[doc] == 0 {
+					a.touched = append(a.touched, int32(base+int(doc)))
 				}
-				a.score[g] += idf * norm
-			})
+				score[doc] += idf * norm
+			}
 		}
 	}
 	top := topK{n: n, h: make([]hit, 0, n)}
@@ -249,6 +246,36 @@ func (v *view) bm25(query []string, n int, ok []bool) []hit {
 		a.score[g] = 0
 	}
 	return top.sorted()
+}
+
+// termsCached bounds the terms a view remembers the dictionary entries of.
+const termsCached = 50000
+
+// termEntry is where a term stands in each book's dictionary (-1: absent) and its document
+// frequency over the view.
+type termEntry struct {
+	at []int32
+	df int
+}
+
+// term looks a term up in every book's dictionary, once per view for the terms searched often.
+func (v *view) term(t string) ([]int32, int) {
+	if e, ok := v.terms.Load(t); ok {
+		te := e.(*termEntry)
+		return te.at, te.df
+	}
+	te := &termEntry{at: make([]int32, len(v.shelves))}
+	th := termHash(t)
+	for i, sh := range v.shelves {
+		te.at[i] = int32(sh.seg.termHashed(t, th))
+		if te.at[i] >= 0 {
+			te.df += int(sh.seg.termDF[te.at[i]])
+		}
+	}
+	if v.cachedTerms.Add(1) <= termsCached {
+		v.terms.Store(t, te)
+	}
+	return te.at, te.df
 }
 
 // nearest ranks the children by the dot product of their vectors with q (unit vectors: cosine

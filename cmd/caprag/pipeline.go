@@ -34,6 +34,11 @@ func (a *app) openBooks(ctx context.Context) (store.Store, bool, error) {
 		return nil, false, fmt.Errorf("listing the books: %w", err)
 	}
 	if len(books) > 0 {
+		// Everything that opens the books searches them: read them now.
+		if err := s.Load(ctx); err != nil {
+			s.Close()
+			return nil, false, err
+		}
 		return s, false, nil
 	}
 	s.Close()
