@@ -1,7 +1,9 @@
 package store
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/gob"
 	"errors"
 	"maps"
 	"math"
@@ -276,4 +278,41 @@ func FuzzDecodeSegment(f *testing.F) {
 			s.refs(i)
 		}
 	})
+}
+
+// TestOpenConvertsTheFormerStore: a store written before segments (one gob of every passage)
+// opens with its books, converted once.
+func TestOpenConvertsTheFormerStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var es []entry
+	for _, b := range []ingest.Book{loadBook(t, "core", coreMD), loadBook(t, "conditions", condMD)} {
+		for _, p := range b.Passages {
+			es = append(es, entry{P: p, Vec: []float32{1}})
+		}
+	}
+	f, err := os.Create(filepath.Join(dir, legacyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	if err := gob.NewEncoder(zw).Encode(legacyFormat{Format: 1, Embedder: "local/hashed-words-v2/2048", Entries: es}); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	f.Close()
+	s, err := OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	books, _ := s.Books(ctx)
+	if len(books) != 2 || books[1].Name != "core" || books[1].Passages != len(loadBook(t, "core", coreMD).Passages) {
+		t.Fatalf("converted books: %+v", books)
+	}
+	if _, err := os.Stat(filepath.Join(dir, legacyFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the former store file is still there: %v", err)
+	}
+	if docs, err := s.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1}); err != nil || len(docs) != 1 || docs[0].Section != "Combat > Rapid Strike" {
+		t.Fatalf("search after conversion: %+v, %v", docs, err)
+	}
 }
