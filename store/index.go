@@ -83,15 +83,19 @@ func newIndex(emb embed.Embedder, mode Mode, be backend) *index {
 
 // view returns the current view with its books read.
 func (x *index) view(ctx context.Context) (*view, error) {
+	vecs := ""
+	if x.mode != Lexical {
+		vecs = x.emb.ID()
+	}
 	v := x.cur.Load()
-	err := v.load()
+	err := v.load(vecs)
 	if errors.Is(err, fs.ErrNotExist) && x.refresh != nil {
 		// Another process replaced a book since this view was read: read the library again.
 		if err := x.refresh(ctx); err != nil {
 			return nil, err
 		}
 		v = x.cur.Load()
-		err = v.load()
+		err = v.load(vecs)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: reading the books: %w", err)
@@ -202,6 +206,15 @@ func (x *index) build(ctx context.Context, b ingest.Book, progress func(int)) (*
 		return out, nil
 	}
 	out.vecs = encodeVectors(x.emb.ID(), vecs)
+	if x.mode != Lexical {
+		// A mode that reads vectors keeps them from the start, not from a file a later change
+		// may remove.
+		v, err := decodeVectors(out.vecs)
+		if err != nil {
+			return nil, err
+		}
+		seg.vecs.set(v)
+	}
 	if x.files != nil {
 		if err := x.files.book(out); err != nil {
 			return nil, err

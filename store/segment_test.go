@@ -81,7 +81,7 @@ func TestIncrementalLinksMatchAFreshBuild(t *testing.T) {
 	}
 
 	// The one-pass reference: every parent of the library, in book order.
-	if err := b.load(); err != nil {
+	if err := b.load(""); err != nil {
 		t.Fatal(err)
 	}
 	var parents []ingest.Passage
@@ -91,7 +91,7 @@ func TestIncrementalLinksMatchAFreshBuild(t *testing.T) {
 		}
 	}
 	ref := ingest.NewTitleIndex(parents)
-	if err := a.load(); err != nil {
+	if err := a.load(""); err != nil {
 		t.Fatal(err)
 	}
 	a.derive()
@@ -129,7 +129,7 @@ func TestTopKMatchesAFullSort(t *testing.T) {
 	s := NewMemory(Options{Embedder: embed.NewLocal(64)})
 	fill(t, s, someSRD(t))
 	v := s.cur.Load()
-	if err := v.load(); err != nil {
+	if err := v.load(""); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"grappled creature speed", "cast a spell while wearing armor", "the the of", "poison damage saving throw", "xyzzy"} {
@@ -314,5 +314,55 @@ func TestOpenConvertsTheFormerStore(t *testing.T) {
 	}
 	if docs, err := s.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1}); err != nil || len(docs) != 1 || docs[0].Section != "Combat > Rapid Strike" {
 		t.Fatalf("search after conversion: %+v, %v", docs, err)
+	}
+}
+
+// TestSearchWhileBooksChange searches from several goroutines while books are added, replaced
+// and removed: every search sees one whole generation (run with -race).
+func TestSearchWhileBooksChange(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenEmbedded(ctx, t.TempDir(), Options{Embedder: embed.NewLocal(embed.LocalDims), Mode: Hybrid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, []ingest.Book{loadBook(t, "core", coreMD)})
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 3 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				docs, err := s.Retrieve(ctx, "Rapid Strike penalty", rag.SearchOptions{K: 3})
+				if err == nil && (len(docs) == 0 || !strings.Contains(docs[0].Text, "penalty")) {
+					err = errors.New("core's Rapid Strike not found first")
+				}
+				if err == nil {
+					_, err = s.Mentions(ctx, "grappled and prone")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 10 {
+		fill(t, s, []ingest.Book{loadBook(t, "conditions", condMD)})
+		text := strings.Replace(coreMD, "-6 penalty", "-"+string(rune('1'+i%9))+" penalty", 1)
+		fill(t, s, []ingest.Book{loadBook(t, "core", text)})
+		if err := s.RemoveBook(ctx, "conditions"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -87,8 +87,9 @@ func newView(shelves []*shelf, l links) *view {
 	return v
 }
 
-// load reads every book's segment (in parallel: they are independent).
-func (v *view) load() error {
+// load reads every book's segment (in parallel: they are independent) and, when embedder is
+// not empty, the vectors that embedder made.
+func (v *view) load(embedder string) error {
 	v.loaded.Do(func() {
 		errs := make([]error, len(v.shelves))
 		var wg sync.WaitGroup
@@ -98,7 +99,11 @@ func (v *view) load() error {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				_, errs[i] = b.segment()
+				seg, err := b.segment()
+				if err == nil && embedder != "" && b.embedder == embedder {
+					_, err = seg.vecs.get()
+				}
+				errs[i] = err
 			}()
 		}
 		wg.Wait()
