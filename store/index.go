@@ -103,6 +103,21 @@ func (x *index) view(ctx context.Context) (*view, error) {
 	return v, nil
 }
 
+// write starts a change: one at a time in this process, and under the library's writer lock
+// (beginWrite) across processes. The returned function ends it.
+func (x *index) write(ctx context.Context) (func(), error) {
+	x.wmu.Lock()
+	if x.beginWrite == nil {
+		return x.wmu.Unlock, nil
+	}
+	unlock, err := x.beginWrite(ctx)
+	if err != nil {
+		x.wmu.Unlock()
+		return nil, err
+	}
+	return func() { unlock(); x.wmu.Unlock() }, nil
+}
+
 // Load reads every book of the current view now.
 func (x *index) Load(ctx context.Context) error {
 	_, err := x.view(ctx)
@@ -141,15 +156,11 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 	if len(order) == 0 {
 		return nil
 	}
-	x.wmu.Lock()
-	defer x.wmu.Unlock()
-	if x.beginWrite != nil {
-		unlock, err := x.beginWrite(ctx)
-		if err != nil {
-			return err
-		}
-		defer unlock()
+	unlock, err := x.write(ctx)
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	// Books are indexed and embedded side by side, one per core.
 	var (
 		pmu  sync.Mutex
@@ -331,15 +342,11 @@ func (x *index) apply(ctx context.Context, ready []*built, remove []string) erro
 
 // RemoveBook deletes a book; ErrNoBook when there is none of that name (case-insensitive).
 func (x *index) RemoveBook(ctx context.Context, name string) error {
-	x.wmu.Lock()
-	defer x.wmu.Unlock()
-	if x.beginWrite != nil {
-		unlock, err := x.beginWrite(ctx)
-		if err != nil {
-			return err
-		}
-		defer unlock()
+	unlock, err := x.write(ctx)
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	var names []string
 	for _, sh := range x.cur.Load().shelves {
 		if strings.EqualFold(sh.name, name) {
@@ -356,15 +363,11 @@ func (x *index) RemoveBook(ctx context.Context, name string) error {
 // made (every book when force is set, or when one collection on a server holds them all).
 // progress hears passages embedded so far. It returns how many books were embedded again.
 func (x *index) Reindex(ctx context.Context, force bool, progress func(embedded, total int)) (int, error) {
-	x.wmu.Lock()
-	defer x.wmu.Unlock()
-	if x.beginWrite != nil {
-		unlock, err := x.beginWrite(ctx)
-		if err != nil {
-			return 0, err
-		}
-		defer unlock()
+	unlock, err := x.write(ctx)
+	if err != nil {
+		return 0, err
 	}
+	defer unlock()
 	old := x.cur.Load()
 	var todo []*shelf
 	total := 0

@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"os"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/evalset"
@@ -36,19 +34,7 @@ func BenchmarkLibrarySearch(b *testing.B) {
 			if _, err := s.Retrieve(context.Background(), "grappled", rag.SearchOptions{K: 5}); err != nil {
 				b.Fatal(err)
 			}
-			var lat []time.Duration
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				q := qs[i%len(qs)]
-				t0 := time.Now()
-				if _, err := s.Retrieve(context.Background(), q.Question, rag.SearchOptions{K: 5}); err != nil {
-					b.Fatal(err)
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95-ms")
+			timeSearches(b, s, qs)
 		})
 	}
 }
