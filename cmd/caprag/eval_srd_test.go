@@ -43,7 +43,7 @@ func TestEvalOnTheSRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop, rag.StrategyMultiQuestion}, nil)
+	rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop, rag.StrategyMultiQuestion}, evalset.MatchBookSection, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ var commands = []command{
 	{"search", `"query" [--book B] [-k N] [--json]`, "show the passages that best match a query", runSearch},
 	{"ingest", "PATH... [--book NAME]", "load PDF, Markdown or text books (files or folders)", runIngest},
 	{"books", "[rm NAME]", "list the ingested books, or remove one", runBooks},
-	{"eval", "--set FILE.jsonl [--strategy S|all] [--json]", "measure retrieval on a question set", runEval},
+	{"eval", "--set FILE.jsonl [--strategy S|all] [--match M] [--json]", "measure retrieval on a question set", runEval},
 	{"bot", "", "serve the Discord bot (needs DISCORD_TOKEN)", runBot},
 	{"model", "fetch", "download the USE-Lite embedding model into EMBEDDINGS_MODEL_DIR", runModel},
 }
