@@ -265,7 +265,7 @@ type heading struct {
 // by their level under the nearest heading of a higher level.
 func findHeadings(pages [][]pline, drop [][]bool, outline []outlineEntry) map[at]heading {
 	typo := typographyHeadings(pages, drop)
-	titled := matchOutline(pages, typo, outline)
+	titled := matchOutline(pages, drop, typo, outline)
 	var order []at
 	for a := range typo {
 		order = append(order, a)
@@ -281,12 +281,17 @@ func findHeadings(pages [][]pline, drop [][]bool, outline []outlineEntry) map[at
 		}
 		return a.j - b.j
 	})
+	// An entry's level is its typographic level; an outline entry whose line is not set as a
+	// heading (or that has no line) has a level derived from its place, and is "fixed": a
+	// typography heading goes under it unless it is at least as prominent as a heading of known
+	// level above it.
 	type entry struct {
 		title string
 		level int
+		fixed bool
 	}
 	var stack []entry
-	levelOf := map[string]int{} // outline path → typographic level of its line
+	levelOf := map[string]int{} // outline path → typographic level of its heading line
 	out := map[at]heading{}
 	for _, a := range order {
 		t, isTypo := typo[a]
@@ -294,29 +299,37 @@ func findHeadings(pages [][]pline, drop [][]bool, outline []outlineEntry) map[at
 		lines := max(1, t.lines)
 		if isOutline {
 			level := t.level
-			if !isTypo {
+			if isTypo {
+				levelOf[o] = level
+			} else {
 				level = 1
 				if n := len(stack); n > 0 {
 					level = stack[n-1].level + 1
 				}
 			}
 			parts := strings.Split(o, " > ")
-			levelOf[o] = level
 			stack = make([]entry, len(parts))
 			next := level + 1
 			for k := len(parts) - 1; k >= 0; k-- {
-				lv := next - 1
-				if l, ok := levelOf[strings.Join(parts[:k+1], " > ")]; ok && l < lv {
-					lv = l
+				lv, known := levelOf[strings.Join(parts[:k+1], " > ")]
+				if !known || lv >= next {
+					lv, known = next-1, false
 				}
-				stack[k] = entry{parts[k], lv}
+				stack[k] = entry{parts[k], lv, !known}
 				next = lv
 			}
 		} else {
-			for len(stack) > 0 && stack[len(stack)-1].level >= t.level {
-				stack = stack[:len(stack)-1]
+			cut := len(stack)
+			for k := len(stack) - 1; k >= 0; k-- {
+				if stack[k].fixed {
+					continue
+				}
+				if stack[k].level < t.level {
+					break
+				}
+				cut = k
 			}
-			stack = append(stack, entry{t.title, t.level})
+			stack = append(stack[:cut], entry{t.title, t.level, false})
 		}
 		titles := make([]string, len(stack))
 		for k, e := range stack {
@@ -334,29 +347,37 @@ const outlineWindow = 4
 // matched to the first heading with its title within a few pages of the previous match, unless
 // the next entry's title comes before that heading (then the entry has no heading of its own
 // here and the heading belongs to a later entry of the same name).
-func matchOutline(pages [][]pline, typo map[at]typoHeading, outline []outlineEntry) map[at]string {
+func matchOutline(pages [][]pline, drop [][]bool, typo map[at]typoHeading, outline []outlineEntry) map[at]string {
 	found := map[at]string{}
 	if len(outline) == 0 {
 		return found
 	}
 	key := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-	byPage := make([][]at, len(pages))
-	for a := range typo {
-		byPage[a.i] = append(byPage[a.i], a)
+	keys := make([][]string, len(pages)) // each line's text; a heading's whole title at its first line
+	for i, lines := range pages {
+		keys[i] = make([]string, len(lines))
+		for j := range lines {
+			if !drop[i][j] && lines[j].cells == 1 {
+				keys[i][j] = key(lines[j].text)
+			}
+		}
 	}
-	for i := range byPage {
-		slices.SortFunc(byPage[i], func(a, b at) int { return a.j - b.j })
-	}
-	keys := map[at]string{}
 	for a, t := range typo {
-		keys[a] = key(t.title)
+		keys[a.i][a.j] = key(t.title)
 	}
+	// find looks for the title among the headings the typography found, then among all lines.
 	find := func(title string, cur at) (at, bool) {
 		want := key(title)
-		for i := cur.i; i < len(pages) && i <= cur.i+outlineWindow; i++ {
-			for _, a := range byPage[i] {
-				if (a.i > cur.i || a.j >= cur.j) && keys[a] == want {
-					return a, true
+		for _, headingsOnly := range []bool{true, false} {
+			for i := cur.i; i < len(pages) && i <= cur.i+outlineWindow; i++ {
+				j0 := 0
+				if i == cur.i {
+					j0 = cur.j
+				}
+				for j := j0; j < len(keys[i]); j++ {
+					if _, isHeading := typo[at{i, j}]; (isHeading || !headingsOnly) && keys[i][j] == want && want != "" {
+						return at{i, j}, true
+					}
 				}
 			}
 		}
