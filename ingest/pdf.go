@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -86,7 +89,14 @@ func openPDF(data []byte) (r *pdf.Reader, err error) {
 	if !bytes.HasPrefix(bytes.TrimLeft(data[:min(len(data), 1024)], "\x00\r\n\t "), []byte("%PDF")) {
 		return nil, fmt.Errorf("%w: no PDF header", ErrCorrupt)
 	}
-	r, err = pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	r, err = newReader(data)
+	if err != nil && !errors.Is(err, pdf.ErrInvalidPassword) {
+		if fixed := repairXref(data); fixed != nil {
+			if r2, err2 := newReader(fixed); err2 == nil {
+				r, err = r2, nil
+			}
+		}
+	}
 	switch {
 	case errors.Is(err, pdf.ErrInvalidPassword) || (err != nil && strings.Contains(err.Error(), "encrypt")):
 		return nil, ErrEncrypted
@@ -96,23 +106,98 @@ func openPDF(data []byte) (r *pdf.Reader, err error) {
 	return r, nil
 }
 
+func newReader(data []byte) (r *pdf.Reader, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			r, err = nil, fmt.Errorf("%v", x)
+		}
+	}()
+	return pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+}
+
+var (
+	objHeader = regexp.MustCompile(`(?:^|[\r\n\t ])(\d{1,7})[ \t\r\n]+(\d{1,5})[ \t\r\n]+obj\b`)
+	rootRef   = regexp.MustCompile(`/Root[ \t\r\n]*(\d{1,7})[ \t\r\n]+(\d{1,5})[ \t\r\n]+R`)
+	catalog   = regexp.MustCompile(`/Type[ \t\r\n]*/Catalog\b`)
+)
+
+// repairXref rebuilds the cross-reference table of a PDF whose table is damaged, as readers do:
+// it finds every "N G obj" in the file, and appends a fresh table and trailer that point at them
+// (the last definition of an object wins, as with incremental updates). Objects kept inside
+// object streams are not found this way. nil when no catalog can be found.
+func repairXref(data []byte) []byte {
+	offsets := map[int]int{}
+	gens := map[int]int{}
+	maxID := 0
+	for _, m := range objHeader.FindAllSubmatchIndex(data, -1) {
+		id, _ := strconv.Atoi(string(data[m[2]:m[3]]))
+		gen, _ := strconv.Atoi(string(data[m[4]:m[5]]))
+		offsets[id], gens[id] = m[2], gen
+		maxID = max(maxID, id)
+	}
+	if len(offsets) == 0 || maxID > 4*len(data) {
+		return nil
+	}
+	root := ""
+	if ms := rootRef.FindAllSubmatch(data, -1); len(ms) > 0 {
+		m := ms[len(ms)-1]
+		if id, _ := strconv.Atoi(string(m[1])); offsets[id] > 0 {
+			root = string(m[1]) + " " + string(m[2])
+		}
+	}
+	if root == "" { // the object that says it is the catalog
+		for id, off := range offsets {
+			end := min(len(data), off+300)
+			if catalog.Match(data[off:end]) {
+				root = fmt.Sprintf("%d %d", id, gens[id])
+				break
+			}
+		}
+	}
+	if root == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	b.Write(data)
+	b.WriteString("\n")
+	start := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n", maxID+1)
+	for id := 0; id <= maxID; id++ {
+		if off, ok := offsets[id]; ok {
+			fmt.Fprintf(&b, "%010d %05d n\r\n", off, gens[id])
+		} else {
+			b.WriteString("0000000000 65535 f\r\n")
+		}
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root %s R >>\nstartxref\n%d\n%%%%EOF\n", maxID+1, root, start)
+	return b.Bytes()
+}
+
 func pdfTitle(r *pdf.Reader) (title string) {
 	defer func() { _ = recover() }()
 	return strings.TrimSpace(strings.Join(strings.Fields(normText(r.Trailer().Key("Info").Key("Title").Text())), " "))
 }
 
 // pageList returns the page objects in order, walking the page tree once (depth- and
-// size-bounded).
+// size-bounded); a node the library cannot read is left out with its pages.
 func pageList(r *pdf.Reader) []pdf.Value {
 	var (
 		out    []pdf.Value
 		visits int
+		seen   = map[uint64]bool{}
 	)
 	var walk func(v pdf.Value, depth int)
 	walk = func(v pdf.Value, depth int) {
+		defer func() { _ = recover() }() // a damaged node loses its pages, not the book
 		visits++
 		if depth > maxTreeDepth || len(out) >= maxPDFPages || visits > 4*maxPDFPages {
 			return
+		}
+		if id := objectID(v); id != 0 {
+			if seen[id] {
+				return // a node the tree already holds: a loop, or a page listed twice
+			}
+			seen[id] = true
 		}
 		kids := v.Key("Kids")
 		if v.Key("Type").Name() == "Pages" || (v.Key("Type").Name() != "Page" && kids.Kind() == pdf.Array) {
@@ -127,6 +212,17 @@ func pageList(r *pdf.Reader) []pdf.Value {
 	}
 	walk(r.Trailer().Key("Root").Key("Pages"), 0)
 	return out
+}
+
+// objectID identifies the indirect object a value was read from (0 for none). The library keeps
+// it unexported; reading it is what lets a walk over a damaged file's page tree or outline notice
+// that it has come back to a node it has seen.
+func objectID(v pdf.Value) uint64 {
+	f := reflect.ValueOf(v).FieldByName("ptr")
+	if !f.IsValid() || f.Kind() != reflect.Struct || f.NumField() < 2 {
+		return 0
+	}
+	return f.Field(0).Uint()<<16 | f.Field(1).Uint()
 }
 
 // inherited returns a page attribute, looking up the page tree (bounded).
@@ -169,12 +265,19 @@ func readOutline(r *pdf.Reader) (out []outlineEntry) {
 			out = nil
 		}
 	}()
+	seen := map[uint64]bool{}
 	var walk func(v pdf.Value, prefix string, depth int)
 	walk = func(v pdf.Value, prefix string, depth int) {
 		if depth > maxTreeDepth {
 			return
 		}
 		for c, i := v.Key("First"), 0; c.Kind() == pdf.Dict && len(out) < maxOutlineItems && i < maxOutlineItems; c, i = c.Key("Next"), i+1 {
+			if id := objectID(c); id != 0 {
+				if seen[id] {
+					return // the outline loops
+				}
+				seen[id] = true
+			}
 			t := strings.Join(strings.Fields(normText(c.Key("Title").Text())), " ")
 			if t == "" {
 				continue

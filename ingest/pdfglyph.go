@@ -79,8 +79,10 @@ func newFontInfo(v pdf.Value) *fontInfo {
 		if dw := d.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
 			f.dw = dw.Float64()
 		}
+		// W lists widths by code: "c [w1 w2 …]" or "first last w". Two-byte codes: at most
+		// 65,536 entries, however a damaged file states them.
 		w := d.Key("W")
-		for i, n := 0, w.Len(); i < n && i < 1<<16; {
+		for i, n := 0, w.Len(); i < n && len(f.cidW) < 1<<16; {
 			c := int(w.Index(i).Int64())
 			next := w.Index(i + 1)
 			if next.Kind() == pdf.Array {
@@ -90,9 +92,9 @@ func newFontInfo(v pdf.Value) *fontInfo {
 				i += 2
 				continue
 			}
-			last := int(next.Int64())
+			last := min(int(next.Int64()), c+1<<16)
 			wd := w.Index(i + 2).Float64()
-			for c2 := c; c2 <= last && c2-c < 1<<16; c2++ {
+			for c2 := c; c2 <= last && len(f.cidW) < 1<<16; c2++ {
 				f.cidW[c2] = wd
 			}
 			i += 3
@@ -189,8 +191,9 @@ const maxFormDepth = 8
 
 // pageGlyphs runs a page's content stream and returns the glyphs it draws, with their positions,
 // sizes and fonts. The library lexes the stream and decodes the fonts; this tracks the text state.
-func pageGlyphs(page pdf.Value) []glyph {
-	var out []glyph
+// When the stream is damaged part way, the glyphs drawn before the damage are kept.
+func pageGlyphs(page pdf.Value) (out []glyph) {
+	defer func() { _ = recover() }()
 	contents := page.Key("Contents")
 	if contents.Kind() == pdf.Null {
 		return nil

@@ -136,7 +136,7 @@ func groupWords(glyphs []glyph) []pword {
 		if g.text == "" {
 			continue
 		}
-		if g.text == " " || g.size <= 0 {
+		if g.text == " " || !(g.size > 0 && g.size < 1e4) || math.Abs(g.x) > 1e6 || math.Abs(g.y) > 1e6 || !(g.w < 1e4) {
 			end()
 			continue
 		}
@@ -229,7 +229,9 @@ func findGutter(frags []pfrag) float64 {
 	}
 	var cands []cand
 	minCross := len(frags)
-	for x := lo + width*0.3; x <= lo+width*0.7; x++ {
+	step := max(1, width*0.4/240) // at most 240 strips, wherever a damaged file places text
+	for k := 0; k <= 240 && float64(k)*step <= width*0.4; k++ {
+		x := lo + width*0.3 + float64(k)*step
 		cross, left, right := 0, 0, 0
 		for _, f := range frags {
 			switch {
@@ -257,7 +259,7 @@ func findGutter(frags []pfrag) float64 {
 			continue
 		}
 		j := i + 1
-		for j < len(cands) && cands[j].cross == minCross && cands[j].x-cands[j-1].x < 1.5 {
+		for j < len(cands) && cands[j].cross == minCross && cands[j].x-cands[j-1].x < 1.5*step {
 			j++
 		}
 		if j-i > bestRun {
