@@ -41,7 +41,7 @@ func damagedOutlinePDF(t *testing.T) []byte {
 // A damaged PDF is one failed file: the other books of the run load, the command says which
 // file failed and exits 1.
 func TestIngestDamagedPDFLoadsTheRest(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a-damaged.pdf"), damagedOutlinePDF(t), 0o644); err != nil {
 		t.Fatal(err)
