@@ -45,6 +45,8 @@ func readPDF(ctx context.Context, data []byte, progress func(done, total int)) (
 		return nil, 0, title, fmt.Errorf("%w: no pages", ErrCorrupt)
 	}
 	layouts := make([][]pline, pages)
+	outline := make(chan []outlineEntry, 1) // read beside the pages
+	go func() { outline <- readOutline(r) }()
 	workers := min(runtime.GOMAXPROCS(0), max(1, pages/8))
 	var (
 		next, done atomic.Int64
@@ -55,12 +57,14 @@ func readPDF(ctx context.Context, data []byte, progress func(done, total int)) (
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			cache := fontCache{}
+			var buf []glyph
 			for {
 				i := int(next.Add(1))
 				if i > pages || ctx.Err() != nil {
 					return
 				}
-				layouts[i-1] = readPage(pageVals[i-1])
+				layouts[i-1], buf = readPage(pageVals[i-1], cache, buf)
 				if progress != nil {
 					mu.Lock()
 					progress(int(done.Add(1)), pages)
@@ -70,10 +74,11 @@ func readPDF(ctx context.Context, data []byte, progress func(done, total int)) (
 		}()
 	}
 	wg.Wait()
+	entries := <-outline
 	if err := ctx.Err(); err != nil {
 		return nil, pages, title, err
 	}
-	secs = bookSections(layouts, readOutline(r))
+	secs = bookSections(layouts, entries)
 	if len(secs) == 0 {
 		return nil, pages, title, ErrNoText
 	}
@@ -225,6 +230,28 @@ func objectID(v pdf.Value) uint64 {
 	return f.Field(0).Uint()<<16 | f.Field(1).Uint()
 }
 
+// refID returns the object a dictionary entry refers to, without reading that object (0 when
+// the entry is not a reference, or the library's representation is not the one expected).
+func refID(dict pdf.Value, key string) uint64 {
+	d := reflect.ValueOf(dict).FieldByName("data")
+	if d.IsValid() && d.Kind() == reflect.Interface {
+		d = d.Elem()
+	}
+	if !d.IsValid() || d.Kind() != reflect.Map || d.Type().Key().Kind() != reflect.String {
+		return 0
+	}
+	k := reflect.New(d.Type().Key()).Elem()
+	k.SetString(key)
+	v := d.MapIndex(k)
+	if v.IsValid() && v.Kind() == reflect.Interface {
+		v = v.Elem()
+	}
+	if !v.IsValid() || v.Kind() != reflect.Struct || v.Type().Name() != "objptr" || v.NumField() < 2 {
+		return 0
+	}
+	return v.Field(0).Uint()<<16 | v.Field(1).Uint()
+}
+
 // inherited returns a page attribute, looking up the page tree (bounded).
 func inherited(v pdf.Value, key string) pdf.Value {
 	for i := 0; i < maxTreeDepth && !v.IsNull(); i++ {
@@ -237,8 +264,8 @@ func inherited(v pdf.Value, key string) pdf.Value {
 }
 
 // readPage lays out one page; a page the library cannot read comes back empty rather than
-// failing the book.
-func readPage(v pdf.Value) (lines []pline) {
+// failing the book. buf is reused for the page's glyphs and returned for the next page.
+func readPage(v pdf.Value, cache fontCache, buf []glyph) (lines []pline, _ []glyph) {
 	defer func() {
 		if recover() != nil {
 			lines = nil
@@ -248,7 +275,8 @@ func readPage(v pdf.Value) (lines []pline) {
 	if mb := inherited(v, "MediaBox"); mb.Len() == 4 {
 		height = mb.Index(3).Float64() - mb.Index(1).Float64()
 	}
-	return layoutPage(pageGlyphs(v), height)
+	buf = pageGlyphs(v, cache, buf)
+	return layoutPage(buf, height), buf
 }
 
 // outlineEntry is one outline item: its title and its path of titles.

@@ -28,17 +28,34 @@ type fontInfo struct {
 	widths  []float64       // simple fonts: widths of codes first.., in 1/1000 em
 	cidW    map[int]float64 // composite fonts: widths by code
 	dw      float64         // default width
-	decoded map[int]string
+	decoded map[int]string  // two-byte codes decoded so far
+	bytes   [256]string     // one-byte codes decoded so far
+	known   [256]bool
 }
 
 // text returns what code reads as, decoded once per font.
 func (f *fontInfo) text(code int, raw string) string {
+	if !f.twoByte && code < 256 {
+		if !f.known[code] {
+			f.bytes[code], f.known[code] = normGlyph(f.enc.Decode(raw)), true
+		}
+		return f.bytes[code]
+	}
 	if s, ok := f.decoded[code]; ok {
 		return s
 	}
 	s := normGlyph(f.enc.Decode(raw))
 	f.decoded[code] = s
 	return s
+}
+
+// fontCache keeps the fonts read so far, by the font object and its resource name, so that a
+// font shared by the pages is parsed once. Not safe for concurrent use: one per worker.
+type fontCache map[fontKey]*fontInfo
+
+type fontKey struct {
+	id   uint64
+	name string
 }
 
 func (f *fontInfo) width(code int) float64 {
@@ -192,27 +209,47 @@ const maxFormDepth = 8
 // pageGlyphs runs a page's content stream and returns the glyphs it draws, with their positions,
 // sizes and fonts. The library lexes the stream and decodes the fonts; this tracks the text state.
 // When the stream is damaged part way, the glyphs drawn before the damage are kept.
-func pageGlyphs(page pdf.Value) (out []glyph) {
+func pageGlyphs(page pdf.Value, cache fontCache, buf []glyph) (out []glyph) {
+	out = buf[:0]
 	defer func() { _ = recover() }()
 	contents := page.Key("Contents")
 	if contents.Kind() == pdf.Null {
 		return nil
 	}
-	runContent(contents, inherited(page, "Resources"), identity, map[string]*fontInfo{}, &out, 0)
+	runContent(contents, inherited(page, "Resources"), identity, cache, &out, 0)
 	return out
 }
 
-func runContent(strm, res pdf.Value, ctm affine, fonts map[string]*fontInfo, out *[]glyph, depth int) {
+func runContent(strm, res pdf.Value, ctm affine, cache fontCache, out *[]glyph, depth int) {
 	g := textState{ctm: ctm, th: 1, tm: identity, tlm: identity}
 	var stack []textState
+	fonts := map[string]*fontInfo{} // by resource name, for this stream
+	fontDict := res.Key("Font")
 	fontOf := func(name string) *fontInfo {
 		if f, ok := fonts[name]; ok {
 			return f
 		}
-		f := newFontInfo(res.Key("Font").Key(name))
+		// A font object the pages share is parsed once: found by its reference, before
+		// reading it (the library reads an object again at every access).
+		if id := refID(fontDict, name); id != 0 {
+			if f, ok := cache[fontKey{id, name}]; ok {
+				fonts[name] = f
+				return f
+			}
+		}
+		v := fontDict.Key(name)
+		key := fontKey{objectID(v), name}
+		f, ok := cache[key]
+		if !ok || key.id == 0 {
+			f = newFontInfo(v)
+			cache[key] = f
+		}
 		fonts[name] = f
 		return f
 	}
+	// show places the glyphs of a string: the glyph origin is (advance, rise) in text space,
+	// mapped by the text matrix and the CTM; the advance is the glyph width, the character
+	// spacing and, for the one-byte code 32, the word spacing, scaled horizontally.
 	show := func(s string) {
 		f := g.font
 		if f == nil {
@@ -222,22 +259,25 @@ func runContent(strm, res pdf.Value, ctm affine, fonts map[string]*fontInfo, out
 		if f.twoByte {
 			step = 2
 		}
+		m := g.tm.mul(g.ctm)
+		size := g.tfs * math.Hypot(m[2], m[3])
+		wscale := g.tfs * g.th * math.Hypot(m[0], m[1])
+		x0, y0 := m[4]+g.rise*m[2], m[5]+g.rise*m[3]
+		adv := 0.0
 		for i := 0; i+step <= len(s); i += step {
 			code := int(s[i])
 			if step == 2 {
 				code = code<<8 | int(s[i+1])
 			}
 			w0 := f.width(code) / 1000
-			trm := affine{g.tfs * g.th, 0, 0, g.tfs, 0, g.rise}.mul(g.tm).mul(g.ctm)
-			size := math.Hypot(trm[2], trm[3])
-			scaleX := math.Hypot(trm[0], trm[1])
-			*out = append(*out, glyph{x: trm[4], y: trm[5], w: w0 * scaleX, size: size, font: f, text: f.text(code, s[i:i+step])})
+			*out = append(*out, glyph{x: x0 + adv*m[0], y: y0 + adv*m[1], w: w0 * wscale, size: size, font: f, text: f.text(code, s[i:i+step])})
 			tx := w0*g.tfs + g.tc
 			if step == 1 && code == ' ' {
 				tx += g.tw
 			}
-			g.tm = affine{1, 0, 0, 1, tx * g.th, 0}.mul(g.tm)
+			adv += tx * g.th
 		}
+		g.tm = affine{1, 0, 0, 1, adv, 0}.mul(g.tm)
 	}
 	nextLine := func() {
 		g.tlm = affine{1, 0, 0, 1, 0, -g.tl}.mul(g.tlm)
@@ -352,7 +392,7 @@ func runContent(strm, res pdf.Value, ctm affine, fonts map[string]*fontInfo, out
 					if formRes.Kind() != pdf.Dict {
 						formRes = res
 					}
-					runContent(xo, formRes, m.mul(g.ctm), map[string]*fontInfo{}, out, depth+1)
+					runContent(xo, formRes, m.mul(g.ctm), cache, out, depth+1)
 				}
 			}
 		}
