@@ -61,3 +61,54 @@ func TestIngestDamagedPDFLoadsTheRest(t *testing.T) {
 		t.Errorf("books after the run (exit %d):\n%s", code, out)
 	}
 }
+
+// `caprag books show` prints what was read from a PDF: each passage with its section, printed
+// page and text; --page keeps one page, --json gives the same as data.
+func TestBooksShow(t *testing.T) {
+	offlineEnv(t)
+	p := fpdf.New("P", "mm", "A4", "")
+	p.SetTitle("Dungeon Rules", true)
+	p.SetFooterFunc(func() {
+		p.SetY(-15)
+		p.SetFont("Helvetica", "", 8)
+		p.CellFormat(0, 10, fmt.Sprintf("Dungeon Rules %d", 40+p.PageNo()), "", 0, "C", false, 0, "")
+	})
+	for _, page := range [][2]string{{"Grappling", "When you grab a creature, it is grappled."}, {"Shoving", "You push a creature away or knock it prone."}} {
+		p.AddPage()
+		p.SetFont("Helvetica", "B", 16)
+		p.CellFormat(0, 10, page[0], "", 1, "L", false, 0, "")
+		p.SetFont("Helvetica", "", 10)
+		p.MultiCell(0, 5, page[1], "", "L", false)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rules.pdf")
+	var buf bytes.Buffer
+	if err := p.Output(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := caprag(t, "ingest", path); code != 0 {
+		t.Fatalf("ingest exit %d: %s", code, errOut)
+	}
+	code, out, errOut := caprag(t, "books", "show", "Dungeon Rules")
+	if code != 0 {
+		t.Fatalf("books show exit %d: %s", code, errOut)
+	}
+	want := "[0] p. 41 — Grappling\nWhen you grab a creature, it is grappled.\n\n[1] p. 42 — Shoving\nYou push a creature away or knock it prone.\n\n"
+	if out != want {
+		t.Errorf("books show printed\n%q\nwant\n%q", out, want)
+	}
+	code, out, _ = caprag(t, "books", "show", "dungeon rules", "--page", "42", "--json")
+	wantJSON := `{"book":"Dungeon Rules","passages":[{"position":1,"page":42,"section":"Shoving","text":"You push a creature away or knock it prone."}]}` + "\n"
+	if code != 0 || out != wantJSON {
+		t.Errorf("books show --page 42 --json (exit %d):\n%s\nwant\n%s", code, out, wantJSON)
+	}
+	if code, _, errOut := caprag(t, "books", "show", "Missing"); code != 1 || !strings.Contains(errOut, `no book named "Missing"`) {
+		t.Errorf("a missing book: exit %d, %s", code, errOut)
+	}
+	if code, _, _ := caprag(t, "books", "--page", "3"); code != 2 {
+		t.Errorf("--page without show: exit %d, want 2", code)
+	}
+}

@@ -39,7 +39,7 @@ var commands = []command{
 	{"ask", `"question" [--strategy S] [--book B] [--json]`, "answer a rules question with cited sources", runAsk},
 	{"search", `"query" [--book B] [-k N] [--json]`, "show the passages that best match a query", runSearch},
 	{"ingest", "PATH... [--book NAME]", "load PDF, Markdown or text books (files or folders)", runIngest},
-	{"books", "[rm NAME]", "list the ingested books, or remove one", runBooks},
+	{"books", "[rm NAME | show NAME [--page N]] [--json]", "list the ingested books, remove one, or show what was read from one", runBooks},
 	{"eval", "--set FILE.jsonl [--strategy S|all] [--match M] [--json]", "measure retrieval on a question set", runEval},
 	{"bot", "", "serve the Discord bot (needs DISCORD_TOKEN)", runBot},
 	{"model", "fetch", "download the USE-Lite embedding model into EMBEDDINGS_MODEL_DIR", runModel},
