@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-pdf/fpdf"
+
+	"github.com/caprag/caprag/ingest"
 )
 
 // damagedOutlinePDF writes a book with an outline whose outline objects have bytes changed:
@@ -110,5 +113,23 @@ func TestBooksShow(t *testing.T) {
 	}
 	if code, _, _ := caprag(t, "books", "--page", "3"); code != 2 {
 		t.Errorf("--page without show: exit %d, want 2", code)
+	}
+}
+
+// Without a terminal, ingest prints a plain line when a PDF's pages start and then every few
+// seconds while it reads them, not only at the first page.
+func TestPlainProgressEveryFewSeconds(t *testing.T) {
+	var out bytes.Buffer
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := &progress{w: &out, now: func() time.Time { return clock }}
+	for page := 1; page <= 400; page++ {
+		p.update(1, 2, ingest.Progress{File: "srd.pdf", Page: page, Pages: 400})
+		clock = clock.Add(25 * time.Millisecond) // 10 s for the 400 pages
+	}
+	p.update(2, 2, ingest.Progress{File: "other.pdf", Page: 1, Pages: 3})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{"[1/2] srd.pdf: page 1 of 400", "[1/2] srd.pdf: page 121 of 400", "[1/2] srd.pdf: page 241 of 400", "[1/2] srd.pdf: page 361 of 400", "[2/2] other.pdf: page 1 of 3"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("progress lines:\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
