@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/evalset"
+	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/internal/testenv"
+	"github.com/caprag/caprag/offline"
+	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/store"
+)
+
+// srdStore loads books into an embedded store with the default settings and returns it with an
+// offline pipeline over it.
+func srdStore(t *testing.T, paths ...string) (*store.Local, *rag.Pipeline) {
+	t.Helper()
+	ctx := context.Background()
+	files, err := ingest.Files(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var books []ingest.Book
+	for _, f := range files {
+		b, err := ingest.LoadFile(ctx, f, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		books = append(books, *b)
+	}
+	s := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	if err := s.ReplaceBooks(ctx, books, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+// top5SingleHop is the share of the single-hop questions whose gold sections are all among the
+// top 5 search results.
+func top5SingleHop(t *testing.T, s rag.Retriever, qs []evalset.Question, m evalset.Match) float64 {
+	t.Helper()
+	hit, n := 0, 0
+	for _, q := range qs {
+		if q.Kind != evalset.SingleHop {
+			continue
+		}
+		n++
+		docs, err := s.Retrieve(context.Background(), q.Question, rag.SearchOptions{K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps []evalset.Passage
+		for _, d := range docs {
+			ps = append(ps, evalset.Passage{Book: d.Book, Section: d.Section})
+		}
+		if _, full := q.RecallBy(m, ps); full {
+			hit++
+		}
+	}
+	return float64(hit) / float64(n)
+}
+
+// TestSRDPDFAgainstMarkdown guards the books issue's figures for the SRD read from its PDF (one
+// book, so gold is matched by section heading path alone) against the SRD's Markdown, both with
+// the default settings and the offline models: top-5 recall of the single-hop dev questions
+// within 5 points, multi-hop full recall of the multi-hop dev questions within 10 points, and
+// the Grappling and Paralyzed rules cited on their printed pages with their sections.
+func TestSRDPDFAgainstMarkdown(t *testing.T) {
+	qs, err := evalset.Load(testenv.EvalSet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdStore, mdPipe := srdStore(t, testenv.SRDDir(t))
+	pdfStore, pdfPipe := srdStore(t, testenv.SRDPDF(t))
+	mdTop, pdfTop := top5SingleHop(t, mdStore, qs, evalset.MatchBookSection), top5SingleHop(t, pdfStore, qs, evalset.MatchSection)
+	full := func(p *rag.Pipeline, m evalset.Match) float64 {
+		rows, err := evaluate(context.Background(), p, qs, []string{rag.StrategyMultiHop}, m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			if r.Kind == evalset.MultiHop {
+				return r.FullRecall
+			}
+		}
+		t.Fatal("no multi-hop row")
+		return 0
+	}
+	mdFull, pdfFull := full(mdPipe, evalset.MatchBookSection), full(pdfPipe, evalset.MatchSection)
+	t.Logf("single-hop top-5 recall: PDF %.0f%%, Markdown %.0f%%; multi-hop full recall: PDF %.0f%%, Markdown %.0f%%", 100*pdfTop, 100*mdTop, 100*pdfFull, 100*mdFull)
+	if pdfTop < mdTop-0.05 {
+		t.Errorf("PDF single-hop top-5 recall %.0f%% is more than 5 points below the Markdown's %.0f%%", 100*pdfTop, 100*mdTop)
+	}
+	if pdfFull < mdFull-0.10 {
+		t.Errorf("PDF multi-hop full recall %.0f%% is more than 10 points below the Markdown's %.0f%%", 100*pdfFull, 100*mdFull)
+	}
+	for _, c := range []struct {
+		question, section string
+		page              int
+	}{
+		{"How does grappling work? Can I grab a creature with a free hand?", "Grappling", 95},
+		{"What does the paralyzed condition do to a creature?", "Paralyzed", 358},
+	} {
+		res, err := pdfPipe.Run(context.Background(), rag.Request{Question: c.question, Strategy: rag.StrategyMultiHop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cited := false
+		for _, s := range res.Sources {
+			if strings.HasSuffix(s.Section, " > "+c.section) && s.Page == c.page {
+				cited = true
+			}
+		}
+		if !cited {
+			var got []string
+			for _, s := range res.Sources {
+				got = append(got, s.Section)
+			}
+			t.Errorf("%q: no source in section %s on page %d (sources %q)", c.question, c.section, c.page, got)
+		}
+	}
+}
