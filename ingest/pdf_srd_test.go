@@ -78,7 +78,8 @@ func markdownRulesText(src string) []string {
 // TestSRDPDFTextFidelity measures how much of the Markdown SRD's running text the PDF's passages
 // hold word for word: the share of the 6-word sequences of every Markdown paragraph that occur
 // in the PDF's passages (quotes, dashes and case folded). Words run together, split, dropped or
-// read out of order all lower it.
+// read out of order all lower it. The books issue asks for at least 97%; the test holds 99%
+// (the extractor reads 99.9%; the plain-text extraction it replaced read 97.0%).
 func TestSRDPDFTextFidelity(t *testing.T) {
 	b := srdPDF(t)
 	const n = 6
@@ -125,7 +126,7 @@ func TestSRDPDFTextFidelity(t *testing.T) {
 	sort.Slice(misses, func(i, j int) bool { return misses[i].n > misses[j].n })
 	share := float64(found) / float64(total)
 	t.Logf("%d of %d Markdown 6-word sequences found in the PDF's passages: %.1f%% (most missed: %v)", found, total, 100*share, misses[:min(4, len(misses))])
-	if share < 0.97 {
-		t.Errorf("text fidelity %.1f%%, want at least 97%%", 100*share)
+	if share < 0.99 {
+		t.Errorf("text fidelity %.1f%%, want at least 99%%", 100*share)
 	}
 }

@@ -119,17 +119,18 @@ func layoutPage(glyphs []glyph, height float64) []pline {
 }
 
 func groupWords(glyphs []glyph) []pword {
+	out := make([]pword, 0, len(glyphs)/4)
 	var (
-		out []pword
-		cur *pword
-		b   strings.Builder
+		cur  pword
+		open bool
+		text []byte
 	)
 	end := func() {
-		if cur != nil {
-			cur.text = b.String()
-			out = append(out, *cur)
-			cur = nil
-			b.Reset()
+		if open {
+			cur.text = string(text)
+			out = append(out, cur)
+			open = false
+			text = text[:0]
 		}
 	}
 	for _, g := range glyphs {
@@ -140,14 +141,15 @@ func groupWords(glyphs []glyph) []pword {
 			end()
 			continue
 		}
-		if cur != nil {
+		if open {
 			em := max(g.size, cur.size)
 			if math.Abs(g.y-cur.y) > 0.3*em || g.x < cur.x1-0.3*em || g.x-cur.x1 > wordGap*em {
 				end()
 			}
 		}
-		if cur == nil {
-			cur = &pword{x0: g.x, x1: g.x, y: g.y, size: g.size, font: g.font, uniform: true, bold: g.font.bold}
+		if !open {
+			cur = pword{x0: g.x, x1: g.x, y: g.y, size: g.size, font: g.font, uniform: true, bold: g.font.bold}
+			open = true
 		}
 		if g.font != cur.font || math.Abs(g.size-cur.size) > 0.5 {
 			cur.uniform = false
@@ -155,7 +157,7 @@ func groupWords(glyphs []glyph) []pword {
 		cur.bold = cur.bold && g.font.bold
 		cur.size = max(cur.size, g.size)
 		cur.x1 = max(cur.x1, g.x+g.w)
-		b.WriteString(g.text)
+		text = append(text, g.text...)
 	}
 	end()
 	return out
