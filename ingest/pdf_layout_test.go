@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -35,15 +36,7 @@ func twoColumnPDF(t *testing.T, pages [][]textLine) []byte {
 		p.Text(15, 10, "Dungeon Rules — Player's Guide")
 		p.Text(100, 290, fmt.Sprintf("Page %d", 12+n))
 		sorted := slices.Clone(lines)
-		slices.SortStableFunc(sorted, func(a, b textLine) int {
-			switch {
-			case a.y < b.y:
-				return -1
-			case a.y > b.y:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(sorted, func(a, b textLine) int { return cmp.Compare(a.y, b.y) })
 		for _, l := range sorted {
 			p.SetFont("Helvetica", l.font, l.size)
 			if !l.spaced {

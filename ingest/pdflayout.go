@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -165,15 +166,7 @@ func groupWords(glyphs []glyph) []pword {
 
 // groupFrags sorts the words into lines top to bottom and cuts each line at wide gaps.
 func groupFrags(words []pword) []pfrag {
-	slices.SortStableFunc(words, func(a, b pword) int {
-		switch {
-		case a.y > b.y:
-			return -1
-		case a.y < b.y:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(words, func(a, b pword) int { return cmp.Compare(b.y, a.y) }) // top first
 	var out []pfrag
 	for i := 0; i < len(words); {
 		j := i + 1
@@ -181,15 +174,7 @@ func groupFrags(words []pword) []pfrag {
 			j++
 		}
 		line := words[i:j]
-		slices.SortStableFunc(line, func(a, b pword) int {
-			switch {
-			case a.x0 < b.x0:
-				return -1
-			case a.x0 > b.x0:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(line, func(a, b pword) int { return cmp.Compare(a.x0, b.x0) })
 		var f *pfrag
 		for _, w := range line {
 			if f != nil && w.x0-f.x1 > cellGap*max(w.size, f.size) {
@@ -273,15 +258,7 @@ func findGutter(frags []pfrag) float64 {
 }
 
 func makeLine(frags []pfrag) pline {
-	slices.SortStableFunc(frags, func(a, b pfrag) int {
-		switch {
-		case a.x0 < b.x0:
-			return -1
-		case a.x0 > b.x0:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(frags, func(a, b pfrag) int { return cmp.Compare(a.x0, b.x0) })
 	l := pline{x0: frags[0].x0, x1: frags[0].x1, y: frags[0].y, font: frags[0].words[0].font, uniform: true, bold: true, cells: len(frags)}
 	var b strings.Builder
 	for i, f := range frags {
