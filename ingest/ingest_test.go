@@ -434,11 +434,7 @@ func TestSRDMarkdownCorpus(t *testing.T) {
 }
 
 func TestSRDPDFPrintedPages(t *testing.T) {
-	path := testenv.SRDPDF(t)
-	b, err := LoadFile(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := srdPDF(t)
 	if b.Pages != 403 {
 		t.Fatalf("%d pages, want 403", b.Pages)
 	}
