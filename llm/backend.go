@@ -331,15 +331,22 @@ func (b *anthropicSDK) chat(ctx context.Context, r request) (response, error) {
 	if !fixedTemperature(b.model) {
 		params.Temperature = anthropic.Float(r.temperature)
 	}
+	last := ""
 	for _, m := range r.msgs {
-		switch m.role {
-		case roleSystem:
+		switch {
+		case m.role == roleSystem:
 			params.System = append(params.System, anthropic.TextBlockParam{Text: m.text})
-		case roleAssistant:
+			continue
+		case m.role == last:
+			// Turns alternate: a second message of the same role joins the previous turn.
+			prev := &params.Messages[len(params.Messages)-1]
+			prev.Content = append(prev.Content, anthropic.NewTextBlock(m.text))
+		case m.role == roleAssistant:
 			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.text)))
 		default:
 			params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(m.text)))
 		}
+		last = m.role
 	}
 	if r.schema != nil {
 		params.Tools = []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{

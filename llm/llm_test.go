@@ -141,8 +141,8 @@ func TestRequestsCarryModelJSONModeAndContext(t *testing.T) {
 	analyze := reqs[1].Text("user")
 	for _, want := range []string{
 		question,
-		`<passage id="1" book="Players Handbook" section="Combat > Grappling" page="195">` + "\nWhen you want to grab a creature",
-		`<passage id="2" book="SRD" section="Appendix A > Prone">` + "\nA prone creature's only movement",
+		`<passage id="1" book="Players Handbook" section="Combat › Grappling" page="195">` + "\nWhen you want to grab a creature",
+		`<passage id="2" book="SRD" section="Appendix A › Prone">` + "\nA prone creature's only movement",
 		`"see Conditions" → Grappled (SRD)`,
 		`"p. 290" → page 290`,
 		"Queries already searched:\n- grappling rules",

@@ -92,7 +92,6 @@ func TestCleanQueries(t *testing.T) {
 	}
 }
 
-
 func TestStandalone(t *testing.T) {
 	for in, want := range map[string]string{
 		"Can a grappled creature stand up?":                      "Can a grappled creature stand up?",

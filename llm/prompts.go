@@ -189,13 +189,13 @@ func hint(h hintView) string {
 }
 
 // writePrompt is the answer request: the earlier turns of the thread, the passages and the
-// question, with the answer's language named; passages are dropped from the last until the
-// request fits budget tokens.
+// question, with the answer's language named; passages are dropped, the worst-ranked in their
+// search first (Document.Rank; the later on a tie), until the request fits budget tokens.
 func writePrompt(question string, docs []rag.Document, history []rag.Turn, budget int) []message {
 	sys := system(fmt.Sprintf(writeSystem, languageName(languageOf(question), "the language of the question")))
 	ps := make([]passage, len(docs))
 	for i, d := range docs {
-		ps[i] = passage{id: i + 1, doc: d, rank: i}
+		ps[i] = passage{id: i + 1, doc: d, rank: d.Rank*1000 + i}
 	}
 	build := func(kept []passage) []message {
 		var b strings.Builder
@@ -277,9 +277,10 @@ func neutralize(s string) string {
 	})
 }
 
-// attr makes a value safe inside a delimiter's attribute.
+// attr makes a value safe inside a delimiter's attribute: no quote or ">" ends it early (a
+// section path's "Combat > Grappling" reads "Combat › Grappling").
 func attr(s string) string {
-	return strings.NewReplacer(`"`, "'", "\n", " ").Replace(neutralize(s))
+	return strings.NewReplacer(`"`, "'", "\n", " ", ">", "›").Replace(neutralize(s))
 }
 
 // rewritePrompt is the follow-up rewriting request.

@@ -123,8 +123,8 @@ func (w *Writer) Calls() int64 { return w.c.Calls() }
 const cutNote = "\n\n(This answer was cut short: the model reached its output limit, LLM_ANSWER_MAX_TOKENS.)"
 
 // Write answers question from docs only, citing them [1], [2]… in the order given: one model
-// call, a second when the answer cites no passage or the model called a tool instead of
-// answering. Citations are normalised (rag.NormalizeCitations); reasoning is removed however it
+// call, a second when the answer cites no passage, or the model called a tool or spent its
+// output limit reasoning instead of answering. Citations are normalised (rag.NormalizeCitations); reasoning is removed however it
 // is marked; a cut answer ends saying it was cut; a refusal is said in plain words. An error
 // wraps ErrNoModel and reads "the language model did not answer: …".
 func (w *Writer) Write(ctx context.Context, question string, docs []rag.Document, history []rag.Turn) (string, error) {
@@ -142,8 +142,10 @@ func (w *Writer) Write(ctx context.Context, question string, docs []rag.Document
 		text, unclosed := stripReasoning(resp.text)
 		cut := resp.finish == finishLength || unclosed
 		if text == "" {
-			if resp.toolCall && attempt == 0 {
-				msgs = append(msgs[:len(msgs):len(msgs)], user("Answer in plain text, without calling any tool."))
+			if attempt == 0 && (resp.toolCall || cut) {
+				// A tool call instead of an answer, or a reasoning the output limit cut: ask
+				// once more, for the answer itself.
+				msgs = append(msgs[:len(msgs):len(msgs)], user("Answer now in plain text, citing the passages, without calling any tool and without thinking aloud."))
 				continue
 			}
 			if cut {

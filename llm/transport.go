@@ -31,6 +31,8 @@ type HTTPOptions struct {
 	// model requests in flight at once (concurrent questions × parallel queries).
 	Conns int
 	Log   *slog.Logger
+	// Base is the transport under the retries; nil is a pooled transport sized by Conns.
+	Base http.RoundTripper
 }
 
 // NewHTTPClient returns the one pooled, retrying HTTP client that every model and embedder
@@ -59,8 +61,12 @@ func NewHTTPClient(o HTTPOptions) *http.Client {
 	pooled.MaxIdleConnsPerHost = o.Conns
 	pooled.MaxIdleConns = 4 * o.Conns
 	pooled.IdleConnTimeout = 90 * time.Second
+	var base http.RoundTripper = pooled
+	if o.Base != nil {
+		base = o.Base
+	}
 	rc := &retryablehttp.Client{
-		HTTPClient:   &http.Client{Transport: inspect{next: pooled}},
+		HTTPClient:   &http.Client{Transport: inspect{next: base}},
 		Logger:       retryLogger{o.Log},
 		RetryWaitMin: o.MinWait,
 		RetryWaitMax: o.MaxWait,
