@@ -38,7 +38,7 @@ type Hop struct {
 	Found int `json:"found"`
 	New   int `json:"new"`
 	// Sufficient is the analyzer's decision after the hop (always true for strategies
-	// without an analyzer).
+	// without an analyzer; false after multi-hop's last allowed hop, which is not analysed).
 	Sufficient bool `json:"sufficient"`
 }
 

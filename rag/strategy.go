@@ -177,9 +177,13 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 		}
 		hop.Found, hop.New = countNew(before, qs)
 		s.Questions = append(s.Questions, qs...)
-		if m.Analyzer == nil {
+		switch {
+		case m.Analyzer == nil:
 			hop.Sufficient = true
-		} else {
+		case n == maxHops:
+			// The last allowed hop: no verdict could lead anywhere, so the analyzer (a model
+			// call with a model) is not asked. Sufficient stays false: nothing judged it.
+		default:
 			docs := s.Context()
 			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries), Named: named}
 			in.DocRank, in.DocHop = docRanks(s, docs, named)
