@@ -78,7 +78,9 @@ func TestRetryPolicy(t *testing.T) {
 }
 
 func TestBackoffHonoursRetryAfter(t *testing.T) {
-	h := func(k, v string) *http.Response { return &http.Response{Header: http.Header{http.CanonicalHeaderKey(k): {v}}} }
+	h := func(k, v string) *http.Response {
+		return &http.Response{Header: http.Header{http.CanonicalHeaderKey(k): {v}}}
+	}
 	for _, tc := range []struct {
 		resp *http.Response
 		want time.Duration
