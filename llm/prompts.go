@@ -105,31 +105,16 @@ type hintView struct {
 }
 
 // analysisView reads what the analyzer is given: its passages with their ranks (best rank in
-// the searches that found them, then the hop) and its hints, best first, at most maxHints.
-// It is the one place that reads rag.AnalyzeInput's layout.
+// the searches that found them, then the hop) and the hints (each passage's unresolved
+// references), best first, at most maxHints. It is the one place that reads rag.AnalyzeInput.
 func analysisView(in rag.AnalyzeInput) ([]passage, []hintView) {
 	ps := make([]passage, len(in.Documents))
-	for i, d := range in.Documents {
-		rank := i
-		if i < len(in.DocRank) {
-			rank = in.DocRank[i]*100 + i
-			if i < len(in.DocHop) {
-				rank += in.DocHop[i] * 10
-			}
-		}
-		ps[i] = passage{id: i + 1, doc: d, rank: rank}
-	}
 	var hs []hintView
-	for i, h := range in.Hints {
-		from := -1
-		if i < len(in.HintFrom) {
-			from = in.HintFrom[i]
+	for i, d := range in.Documents {
+		ps[i] = passage{id: i + 1, doc: d.Document, rank: d.Rank*100 + d.Hop*10 + i}
+		for _, h := range d.Hints {
+			hs = append(hs, hintView{ref: h, passage: i + 1, rank: ps[i].rank})
 		}
-		hv := hintView{ref: h, rank: 1 << 30}
-		if from >= 0 && from < len(ps) {
-			hv.passage, hv.rank = ps[from].id, ps[from].rank
-		}
-		hs = append(hs, hv)
 	}
 	slices.SortStableFunc(hs, func(a, b hintView) int { return a.rank - b.rank })
 	if len(hs) > maxHints {

@@ -62,9 +62,7 @@ func TestPromptExpand(t *testing.T) {
 func TestPromptAnalyze(t *testing.T) {
 	golden(t, "analyze.golden", render(analyzePrompt(rag.AnalyzeInput{
 		Question:  "How does Trained by a Master interact with the combat rules?",
-		Documents: promptDocs,
-		Hints:     promptHints,
-		HintFrom:  []int{0, 0},
+		Documents: facts(promptDocs, promptHints),
 		Asked:     []string{"Trained by a Master combat"},
 	}, 3, 0)))
 }
@@ -81,16 +79,14 @@ func TestPromptRewrite(t *testing.T) {
 func TestPromptBounds(t *testing.T) {
 	long := strings.Repeat("é", maxPassageRunes+10)
 	var hints []rag.Reference
-	var from []int
 	for i := range maxHints + 5 {
 		hints = append(hints, rag.Reference{Kind: rag.RefSee, Text: fmt.Sprintf("see X%d", i), Target: fmt.Sprintf("X%d", i)})
-		from = append(from, 0)
 	}
 	var history []rag.Turn
 	for range maxTurns + 3 {
 		history = append(history, rag.Turn{Question: "q", Answer: long})
 	}
-	p := analyzePrompt(rag.AnalyzeInput{Question: "q", Documents: []rag.Document{{Book: "B", Text: long}}, Hints: hints, HintFrom: from}, 3, 0)[1].text
+	p := analyzePrompt(rag.AnalyzeInput{Question: "q", Documents: facts([]rag.Document{{Book: "B", Text: long}}, hints)}, 3, 0)[1].text
 	if strings.Contains(p, long) || !strings.Contains(p, strings.Repeat("é", maxPassageRunes)+" …") {
 		t.Error("a long passage is not cut at maxPassageRunes")
 	}
@@ -120,9 +116,9 @@ func TestPromptFitsTheBudget(t *testing.T) {
 	if !strings.Contains(text, `<passage id="1" `) || strings.Contains(text, `<passage id="12" `) {
 		t.Errorf("the writer keeps the first passages and drops the last:\n%.400s", text)
 	}
-	in := rag.AnalyzeInput{Question: "Can I grapple?", Documents: docs, DocRank: make([]int, 12), DocHop: make([]int, 12)}
-	for i := range in.DocRank {
-		in.DocRank[i], in.DocHop[i] = 11-i, 1 // the last document ranks best
+	in := rag.AnalyzeInput{Question: "Can I grapple?", Documents: facts(docs, nil)}
+	for i := range in.Documents {
+		in.Documents[i].Rank = 11 - i // the last document ranks best
 	}
 	a := analyzePrompt(in, 3, budget)
 	if n := estimateTokens(a); n > budget {
@@ -154,3 +150,17 @@ func TestPassageTextCannotForgeThePrompt(t *testing.T) {
 		t.Errorf("the real question does not close the prompt:\n%s", text)
 	}
 }
+
+// facts is the analyzer's view of docs found in the first search in this order, with hints as
+// the unresolved references of the first of them.
+func facts(docs []rag.Document, hints []rag.Reference) []rag.DocFacts {
+	out := make([]rag.DocFacts, len(docs))
+	for i, d := range docs {
+		out[i] = rag.DocFacts{Document: d, Rank: i, Hop: 1}
+	}
+	if len(out) > 0 {
+		out[0].Hints = hints
+	}
+	return out
+}
+
