@@ -41,8 +41,25 @@ var functionWords = map[string][]string{
 	"Czech":      strings.Fields("a nebo v ve z na je jsou já můj moje co jak kdy když jestli mohu může ne do se"),
 }
 
+// wordLanguages maps each function word to the languages it belongs to.
+var wordLanguages = func() map[string][]string {
+	m := map[string][]string{}
+	for lang, fw := range functionWords {
+		for _, w := range fw {
+			m[w] = append(m[w], lang)
+		}
+	}
+	return m
+}()
+
+// sampleBytes bounds how much of a text is read: a language shows in its first sentences.
+const sampleBytes = 4000
+
 // languageOf names the language of text, or "" when unsure.
 func languageOf(text string) string {
+	if len(text) > sampleBytes {
+		text = strings.ToValidUTF8(text[:sampleBytes], "")
+	}
 	scripts := map[string]int{}
 	latin := 0
 	for _, r := range text {
@@ -74,15 +91,9 @@ func languageOf(text string) string {
 	}
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) })
 	scores := map[string]int{}
-	for lang, fw := range functionWords {
-		set := make(map[string]bool, len(fw))
-		for _, w := range fw {
-			set[w] = true
-		}
-		for _, w := range words {
-			if set[w] {
-				scores[lang]++
-			}
+	for _, w := range words {
+		for _, lang := range wordLanguages[w] {
+			scores[lang]++
 		}
 	}
 	best, bestN, tie := "", 0, false

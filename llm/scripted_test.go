@@ -50,20 +50,7 @@ func (r chatRequest) Text(role string) string {
 }
 
 // Role says which caprag role sent the request, from its system prompt.
-func (r chatRequest) Role() string {
-	sys := r.Text("system")
-	switch {
-	case strings.Contains(sys, "search queries that together"):
-		return "expand"
-	case strings.Contains(sys, "judge whether"):
-		return "analyze"
-	case strings.Contains(sys, "standalone question"):
-		return "rewrite"
-	case strings.Contains(sys, "You answer rules questions"):
-		return "write"
-	}
-	return "unknown"
-}
+func (r chatRequest) Role() string { return roleOf(r.Text("system")) }
 
 // reply is a scripted answer.
 type reply struct {

@@ -45,8 +45,9 @@ type Answer struct {
 	Context []Source `json:"context"`
 	Hops    []Hop    `json:"hops"`
 	// Cached is true when the answer came from the cache.
-	Cached   bool `json:"cached"`
-	LLMCalls int  `json:"llm_calls"`
+	Cached bool `json:"cached"`
+	// LLMCalls is every model request made for this answer, retries included.
+	LLMCalls int `json:"llm_calls"`
 	// Elapsed is the pipeline time of this request (for a cached answer: the lookup).
 	Elapsed time.Duration `json:"-"`
 }

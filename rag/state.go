@@ -14,8 +14,6 @@ type State struct {
 	Questions []Question
 	// Hops records each retrieval round.
 	Hops []Hop
-	// LLMCalls counts the model calls made so far (expansion, analysis, answer, rewrite).
-	LLMCalls int
 	// Progress, when set, receives the run's hop events (never serialised).
 	Progress ProgressFunc `json:"-"`
 }

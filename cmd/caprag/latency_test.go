@@ -63,6 +63,23 @@ func fixedLatencyModelTimed(tb testing.TB, latency time.Duration) (*httptest.Ser
 // pipeline with the model at base.
 func corpusPipeline(tb testing.TB, dir, base string) *rag.Pipeline {
 	tb.Helper()
+	s := loadCorpus(tb, dir)
+	cfg := config.Config{LLMProvider: "openai", OpenAIBaseURL: base, LLMModel: "m", LLMTimeout: time.Minute, LLMContextTokens: 16384, LLMRetries: 3, LLMRetryMaxWait: time.Second}
+	m, err := llm.New(cfg, llm.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Models: m, Strategy: rag.StrategyMultiHop, MaxHops: 3})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// loadCorpus ingests every book of dir into an in-memory store with the default settings
+// (the local embedder, SEARCH_MODE=auto).
+func loadCorpus(tb testing.TB, dir string) *store.Local {
+	tb.Helper()
 	ctx := context.Background()
 	files, err := ingest.Files([]string{dir})
 	if err != nil {
@@ -80,16 +97,7 @@ func corpusPipeline(tb testing.TB, dir, base string) *rag.Pipeline {
 	if err := s.ReplaceBooks(ctx, books, nil); err != nil {
 		tb.Fatal(err)
 	}
-	cfg := config.Config{LLMProvider: "openai", OpenAIBaseURL: base, LLMModel: "m", LLMTimeout: time.Minute, LLMContextTokens: 16384, LLMRetries: 3, LLMRetryMaxWait: time.Second}
-	m, err := llm.New(cfg, llm.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Models: m, Strategy: rag.StrategyMultiHop, MaxHops: 3})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
+	return s
 }
 
 // corpora are the shared corpora and their question sets.
