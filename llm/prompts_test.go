@@ -163,4 +163,3 @@ func facts(docs []rag.Document, hints []rag.Reference) []rag.DocFacts {
 	}
 	return out
 }
-
