@@ -202,23 +202,29 @@ func writePrompt(question string, docs []rag.Document, history []rag.Turn, budge
 
 // fit builds the request with as many passages as fit budget tokens: whole passages are dropped,
 // the lowest-ranked first; when even the best one alone does not fit, it is cut. A budget of 0
-// or less keeps everything.
+// or less keeps everything. Each passage's cost is estimated once, so fitting is linear.
 func fit(ps []passage, budget int, build func([]passage) []message) []message {
 	msgs := build(ps)
-	if budget <= 0 || estimateTokens(msgs) <= budget {
+	if budget <= 0 || estimateTokens(msgs) <= budget || len(ps) == 0 {
 		return msgs
 	}
 	byRank := slices.Clone(ps)
 	slices.SortStableFunc(byRank, func(a, b passage) int { return a.rank - b.rank })
-	for n := len(byRank) - 1; n >= 1; n-- {
-		kept := slices.Clone(byRank[:n])
-		slices.SortFunc(kept, func(a, b passage) int { return a.id - b.id })
-		if msgs = build(kept); estimateTokens(msgs) <= budget {
-			return msgs
+	total := estimateTokens(build(nil))
+	var kept []passage
+	for _, p := range byRank {
+		var b strings.Builder
+		writePassages(&b, []passage{p})
+		cost := textTokens(b.String()) + 1 // and the line between passages
+		if total+cost > budget {
+			break
 		}
+		total += cost
+		kept = append(kept, p)
 	}
-	if len(byRank) == 0 {
-		return msgs
+	if len(kept) > 0 {
+		slices.SortFunc(kept, func(a, b passage) int { return a.id - b.id })
+		return build(kept)
 	}
 	best := byRank[0]
 	over := estimateTokens(build([]passage{best})) - budget
