@@ -286,6 +286,10 @@ func (t inspect) RoundTrip(req *http.Request) (*http.Response, error) {
 		tr.failed(readAPIError(resp.StatusCode, resp.Header, b))
 		return resp, nil
 	}
+	if !bytes.Contains(b, []byte(`"error"`)) && !bytes.Contains(b, []byte(`"refusal"`)) {
+		tr.ok() // the common case, read without decoding (embeddings replies are large)
+		return resp, nil
+	}
 	var body struct {
 		Error   json.RawMessage `json:"error"`
 		Choices []struct {
