@@ -78,6 +78,10 @@ func fixedTemperature(model string) bool {
 
 // --- OpenAI-compatible servers, through langchaingo ---
 
+// reasoningTokens is added to the output limit of OpenAI's reasoning models, whose
+// max_completion_tokens covers their hidden reasoning as well as the reply.
+const reasoningTokens = 4096
+
 // Structured-output levels an OpenAI-compatible server is asked for, strongest first; a server
 // that rejects one with HTTP 400 or 422 is asked for the next from then on.
 const (
@@ -137,7 +141,12 @@ func (b *lcOpenAI) chat(ctx context.Context, r request) (response, error) {
 			level = levelPrompt
 		}
 		model := b.text
-		opts := []llms.CallOption{llms.WithModel(b.model), llms.WithMaxTokens(r.maxTokens)}
+		maxTokens := r.maxTokens
+		if fixedTemperature(b.model) {
+			// OpenAI's reasoning models count their hidden reasoning in the limit.
+			maxTokens += reasoningTokens
+		}
+		opts := []llms.CallOption{llms.WithModel(b.model), llms.WithMaxTokens(maxTokens)}
 		if b.legacy {
 			// Servers other than OpenAI's document max_tokens (OpenAI's own deprecated it for
 			// max_completion_tokens, which its reasoning models require).
