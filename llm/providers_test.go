@@ -80,9 +80,7 @@ type flavour struct {
 	// errBody renders an error reply; inBody sends it with HTTP 200 (OpenRouter, once the
 	// model started).
 	errBody func(status int, msg string) string
-	inBody  bool
-	// rejectsJSONObject: LM Studio accepts json_schema and text only.
-	rejectsJSONObject bool
+	inBody bool
 }
 
 func openaiErr(status int, msg string) string {
@@ -107,7 +105,7 @@ var flavours = []flavour{
 		typ := map[int]string{429: "rate_limit_error", 529: "overloaded_error"}[s]
 		return fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":%q}}`, cmpOr(typ, "api_error"), m)
 	}},
-	{name: "LM Studio", wire: "openai", model: "qwen2.5-7b-instruct", rejectsJSONObject: true, errBody: func(_ int, m string) string { return fmt.Sprintf(`{"error":%q}`, m) }},
+	{name: "LM Studio", wire: "openai", model: "qwen2.5-7b-instruct", errBody: func(_ int, m string) string { return fmt.Sprintf(`{"error":%q}`, m) }},
 	{name: "vLLM (object error)", wire: "openai", model: "Qwen/Qwen3-8B", errBody: func(s int, m string) string {
 		return fmt.Sprintf(`{"object":"error","message":%q,"type":"BadRequestError","param":null,"code":%d}`, m, s)
 	}},
