@@ -80,7 +80,7 @@ type flavour struct {
 	// errBody renders an error reply; inBody sends it with HTTP 200 (OpenRouter, once the
 	// model started).
 	errBody func(status int, msg string) string
-	inBody bool
+	inBody  bool
 }
 
 func openaiErr(status int, msg string) string {
