@@ -5,36 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/evalset"
-	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/internal/testenv"
 	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
-	"github.com/caprag/caprag/store"
 )
 
 // srdPipeline loads books (files or folders) into an embedded store with the default settings
 // and returns an offline pipeline over it.
 func srdPipeline(t *testing.T, paths ...string) *rag.Pipeline {
 	t.Helper()
-	ctx := context.Background()
-	files, err := ingest.Files(paths)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var books []ingest.Book
-	for _, f := range files {
-		b, err := ingest.LoadFile(ctx, f, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		books = append(books, *b)
-	}
-	s := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims)})
-	if err := s.ReplaceBooks(ctx, books, nil); err != nil {
-		t.Fatal(err)
-	}
+	s := loadCorpus(t, paths...)
 	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models()})
 	if err != nil {
 		t.Fatal(err)

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/caprag/caprag/config"
@@ -25,6 +27,10 @@ type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+
+	// http is the HTTP client shared by the models and the embedders (httpClient).
+	httpOnce sync.Once
+	http     *http.Client
 }
 
 type command struct {
