@@ -114,6 +114,7 @@ type title struct {
 	exact []string // for each word, the form the text must show ("" for any inflection)
 	text  string   // as written
 	book  string   // "" when several books have this title
+	part  string   // top-level heading of its section; "" when several parts have this title
 }
 
 // TitleIndex finds mentions of section titles in passage text.
@@ -136,7 +137,7 @@ func TitleNamesOf(ps []Passage) []Name {
 	for _, p := range ps {
 		heading := passage.LastHeading(p.Section)
 		for _, t := range passage.TitleNames(heading) {
-			names = append(names, Name{Text: t, Target: heading, Book: p.Book})
+			names = append(names, Name{Text: t, Target: heading, Book: p.Book, Part: passage.TopHeading(p.Section)})
 		}
 	}
 	return names
@@ -159,8 +160,9 @@ func texts(ps []Passage) []string {
 }
 
 // Name is a name a text may mention: Text as matched, Target as the reference names it, and the
-// book that holds it. Key, when set, is NameKey(Text) computed beforehand (a library keeps it).
-type Name struct{ Text, Target, Book, Key string }
+// book that holds it, and the part of that book (its top-level heading). Key, when set, is
+// NameKey(Text) computed beforehand (a library keeps it).
+type Name struct{ Text, Target, Book, Part, Key string }
 
 // NameKey is the form in which a name is indexed and counted (its normalised words), or "" for a
 // name never indexed: generic, shorter than three letters, an ordinal level, or longer than
@@ -293,10 +295,13 @@ func newNameIndex(names []Name, counts map[string]int, limit int) *TitleIndex {
 			if old.book != n.Book {
 				old.book = ""
 			}
+			if old.part != n.Part || old.book == "" {
+				old.part = ""
+			}
 			continue
 		}
 		stems := words.Stems(n.Text)
-		tt := &title{words: stems, exact: exactForms(n.Text), text: n.Target, book: n.Book}
+		tt := &title{words: stems, exact: exactForms(n.Text), text: n.Target, book: n.Book, part: n.Part}
 		all[key] = tt
 		if counts[key] <= limit {
 			idx.byFirst[stems[0]] = append(idx.byFirst[stems[0]], tt)
@@ -362,7 +367,7 @@ func (idx *TitleIndex) Mentions(p Passage) []passage.Reference {
 			continue
 		}
 		seen[t.text] = true
-		refs = append(refs, passage.Reference{Kind: passage.RefMention, Text: t.text, Target: t.text, Book: t.book})
+		refs = append(refs, passage.Reference{Kind: passage.RefMention, Text: t.text, Target: t.text, Book: t.book, Part: t.part})
 	}
 	return refs
 }

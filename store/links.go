@@ -67,7 +67,7 @@ func bookLinksOf(s *segment) bookLinks {
 		heading := passage.LastHeading(p.section)
 		for _, t := range passage.TitleNames(heading) {
 			if k := ingest.NameKey(t); k != "" {
-				b.Titles = append(b.Titles, ingest.Name{Text: t, Target: heading, Book: s.book, Key: k})
+				b.Titles = append(b.Titles, ingest.Name{Text: t, Target: heading, Book: s.book, Part: passage.TopHeading(p.section), Key: k})
 			} else if k := words.Normalize(t); !other[k] {
 				other[k] = true
 				b.OtherTitleKeys = append(b.OtherTitleKeys, k)

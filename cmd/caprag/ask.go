@@ -17,6 +17,7 @@ type answerJSON struct {
 	Strategy  string       `json:"strategy"`
 	Answer    string       `json:"answer"`
 	Sources   []rag.Source `json:"sources"`
+	Context   []rag.Source `json:"context"`
 	Hops      []hopJSON    `json:"hops"`
 	Cached    bool         `json:"cached"`
 	LLMCalls  int          `json:"llm_calls"`
@@ -73,12 +74,15 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 
 func toJSON(ans rag.Answer) answerJSON {
 	out := answerJSON{
-		Question: ans.Question, Strategy: ans.Strategy, Answer: ans.Text, Sources: ans.Sources,
+		Question: ans.Question, Strategy: ans.Strategy, Answer: ans.Text, Sources: ans.Sources, Context: ans.Context,
 		Cached: ans.Cached, LLMCalls: ans.LLMCalls, ElapsedMS: float64(ans.Elapsed.Microseconds()) / 1000,
 		Hops: []hopJSON{},
 	}
 	if out.Sources == nil {
 		out.Sources = []rag.Source{}
+	}
+	if out.Context == nil {
+		out.Context = []rag.Source{}
 	}
 	for _, h := range ans.Hops {
 		out.Hops = append(out.Hops, hopJSON{N: h.N, Queries: h.Queries, Found: h.Found, New: h.New, Sufficient: h.Sufficient})

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/caprag/caprag/config"
@@ -26,6 +28,10 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	cmd    *command // the command being run (its help)
+
+	// http is the HTTP client shared by the models and the embedders (httpClient).
+	httpOnce sync.Once
+	http     *http.Client
 }
 
 type command struct {
@@ -44,9 +50,9 @@ var commands = []command{
 		`caprag search "grappled" --book "Basic Set" -k 3`, runSearch},
 	{"ingest", "PATH... [--book NAME] | --reindex", "load PDF, Markdown or text books (files or folders)",
 		"caprag ingest ~/rpg/basic-set.pdf ~/rpg/house-rules/", runIngest},
-	{"books", "[rm NAME] [--json]", "list the ingested books, or remove one",
-		`caprag books rm "House Rules"`, runBooks},
-	{"eval", "--set FILE.jsonl [--strategy S|all] [--json]", "measure retrieval on a question set",
+	{"books", "[rm NAME | show NAME [--page N]] [--json]", "list the ingested books, remove one, or show what was read from one",
+		`caprag books show "Basic Set" --page 96`, runBooks},
+	{"eval", "--set FILE.jsonl [--strategy S|all] [--match M] [--json]", "measure retrieval on a question set",
 		"caprag eval --set ../shared/eval/dev.jsonl --strategy multi-hop", runEval},
 	{"bot", "", "serve the Discord bot (needs DISCORD_TOKEN)",
 		"DISCORD_TOKEN=… DISCORD_GUILD_ID=… caprag bot", runBot},
