@@ -37,15 +37,15 @@ type segment struct {
 	lens     []uint32         // child → tokens counted by BM25
 	totalLen uint64
 
-	hashes  []uint64 // termHash of each term, sorted (terms are found by hash, then compared)
-	terms   []string
-	termDF  []uint32
-	termOff []uint32 // offset of each term's postings in post
-	post    []byte   // per term: df × (uvarint doc delta, uvarint tf)
-	// The postings decoded once at load (6 bytes each): term i's are [postAt[i], postAt[i+1]).
-	postAt  []uint32
-	postDoc []uint32
-	postTF  []uint16
+	// The dictionary and postings are fixed-width arrays used where they lie in the payload:
+	// term i has hash hashes[i] (sorted: terms are found by hash, then compared), text
+	// termText[termOff[i]:termOff[i+1]], and postings postDoc/postTF[postAt[i]:postAt[i+1]].
+	hashes   []uint64
+	termOff  []uint32
+	termText []byte
+	postAt   []uint32
+	postDoc  []uint32
+	postTF   []uint16
 
 	lazy struct {
 		once     sync.Once
@@ -73,16 +73,18 @@ var (
 	crcTable = crc32.MakeTable(crc32.Castagnoli)
 )
 
-const segFormat = 2
+const segFormat = 3
 
-// frameHeader is magic, CRC-32C and payload length.
-const frameHeader = 8 + 4 + 8
+// frameHeader is magic, CRC-32C, 4 bytes of zeros (so that the payload starts 8-aligned) and
+// payload length.
+const frameHeader = 8 + 4 + 4 + 8
 
 // frame wraps a payload in the checked header.
 func frame(magic, payload []byte) []byte {
 	out := make([]byte, 0, frameHeader+len(payload))
 	out = append(out, magic...)
 	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, crcTable))
+	out = binary.LittleEndian.AppendUint32(out, 0)
 	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
 	return append(out, payload...)
 }
@@ -96,7 +98,7 @@ func unframe(magic, b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: not a caprag file of this kind, or cut short inside its header", errDamaged)
 	}
 	sum := binary.LittleEndian.Uint32(b[8:])
-	n := binary.LittleEndian.Uint64(b[12:])
+	n := binary.LittleEndian.Uint64(b[16:])
 	payload := b[frameHeader:]
 	switch {
 	case uint64(len(payload)) < n:
@@ -180,23 +182,47 @@ func encodeSegment(book string, ps []ingest.Passage) (id string, payload []byte)
 	}
 	terms := slices.Collect(maps.Keys(postings))
 	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(termHash(a), termHash(b)), cmp.Compare(a, b)) })
-	var post enc
+	nPost, blob := 0, 0
+	for _, t := range terms {
+		nPost += len(postings[t]) / 2
+		blob += len(t)
+	}
 	e.uvarint(uint64(len(terms)))
+	e.uvarint(uint64(nPost))
+	e.uvarint(uint64(blob))
+	e.align()
+	for _, t := range terms {
+		e.b = binary.LittleEndian.AppendUint64(e.b, termHash(t))
+	}
+	at := uint32(0)
+	e.b = binary.LittleEndian.AppendUint32(e.b, 0)
+	for _, t := range terms {
+		at += uint32(len(postings[t]) / 2)
+		e.b = binary.LittleEndian.AppendUint32(e.b, at)
+	}
+	at = 0
+	e.b = binary.LittleEndian.AppendUint32(e.b, 0)
+	for _, t := range terms {
+		at += uint32(len(t))
+		e.b = binary.LittleEndian.AppendUint32(e.b, at)
+	}
+	for _, t := range terms {
+		e.b = append(e.b, t...)
+	}
+	e.align()
 	for _, t := range terms {
 		pl := postings[t]
 		slices.SortFunc(pairs(pl), func(a, b [2]uint32) int { return cmp.Compare(a[0], b[0]) })
-		e.str(t)
-		e.uvarint(uint64(len(pl) / 2))
-		e.uvarint(uint64(len(post.b)))
-		prev := uint32(0)
 		for j := 0; j < len(pl); j += 2 {
-			post.uvarint(uint64(pl[j] - prev))
-			post.uvarint(uint64(pl[j+1]))
-			prev = pl[j]
+			e.b = binary.LittleEndian.AppendUint32(e.b, pl[j])
 		}
 	}
-	e.uvarint(uint64(len(post.b)))
-	e.b = append(e.b, post.b...)
+	for _, t := range terms {
+		pl := postings[t]
+		for j := 1; j < len(pl); j += 2 {
+			e.b = binary.LittleEndian.AppendUint16(e.b, uint16(min(pl[j], 0xffff)))
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil)[:12]), e.b
 }
 
@@ -221,7 +247,7 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 		return nil, fmt.Errorf("segment format %d, this caprag reads %d: run `caprag ingest --reindex` or ingest the books again", f, segFormat)
 	}
 	s = &segment{id: id, data: payload, book: d.str()}
-	s.parents = make([]parentRec, d.uvarint())
+	s.parents = make([]parentRec, d.count(5))
 	for i := range s.parents {
 		p := &s.parents[i]
 		p.id, p.section, p.source, p.text = d.str(), d.str(), d.str(), d.str()
@@ -234,14 +260,14 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 			d.str()
 		}
 		p.refs = payload[start:d.off]
-		if n := d.uvarint(); n > 0 {
+		if n := d.count(1); n > 0 {
 			p.runIns = make([]string, n)
 			for j := range p.runIns {
 				p.runIns[j] = d.str()
 			}
 		}
 	}
-	n := d.uvarint()
+	n := d.count(6)
 	s.ps = make([]ingest.Passage, n)
 	s.parentOf = make([]int32, n)
 	s.lens = make([]uint32, n)
@@ -259,22 +285,15 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 		s.lens[i] = uint32(length)
 		s.totalLen += length
 	}
-	nt := d.uvarint()
-	s.hashes = make([]uint64, nt)
-	s.terms = make([]string, nt)
-	s.termDF = make([]uint32, nt)
-	s.termOff = make([]uint32, nt)
-	for i := range s.terms {
-		s.terms[i] = d.str()
-		s.hashes[i] = termHash(s.terms[i])
-		if i > 0 && s.hashes[i] < s.hashes[i-1] {
-			panic("terms out of order")
-		}
-		s.termDF[i] = uint32(d.uvarint())
-		s.termOff[i] = uint32(d.uvarint())
-	}
-	pl := d.uvarint()
-	s.post = d.bytes(int(pl))
+	nt, nPost, blob := d.count(16), d.count(6), d.count(1)
+	d.align()
+	s.hashes = u64s(d.bytes(8 * nt))
+	s.postAt = u32s(d.bytes(4 * (nt + 1)))
+	s.termOff = u32s(d.bytes(4 * (nt + 1)))
+	s.termText = d.bytes(blob)
+	d.align()
+	s.postDoc = u32s(d.bytes(4 * nPost))
+	s.postTF = u16s(d.bytes(2 * nPost))
 	if d.off != len(payload) {
 		return nil, fmt.Errorf("%w: %d bytes left over", errDamaged, len(payload)-d.off)
 	}
@@ -292,45 +311,35 @@ func (s *segment) check() error {
 			return fmt.Errorf("%w: a parent's first child is out of range", errDamaged)
 		}
 	}
-	total := 0
-	for _, df := range s.termDF {
-		total += int(df)
+	nt := len(s.hashes)
+	if s.postAt[0] != 0 || int(s.postAt[nt]) != len(s.postDoc) || s.termOff[0] != 0 || int(s.termOff[nt]) != len(s.termText) {
+		return fmt.Errorf("%w: the dictionary does not add up", errDamaged)
 	}
-	if total > len(s.post) { // every posting takes at least two bytes
-		return fmt.Errorf("%w: more postings than bytes", errDamaged)
-	}
-	s.postAt = make([]uint32, len(s.terms)+1)
-	s.postDoc = make([]uint32, 0, total)
-	s.postTF = make([]uint16, 0, total)
-	for i := range s.terms {
-		s.postAt[i] = uint32(len(s.postDoc))
-		if int(s.termOff[i]) > len(s.post) {
-			return fmt.Errorf("%w: postings out of range", errDamaged)
-		}
-		b := s.post[s.termOff[i]:]
-		doc := uint64(0)
-		for n := s.termDF[i]; n > 0; n-- {
-			delta, k := binary.Uvarint(b)
-			if k <= 0 {
-				return fmt.Errorf("%w: postings cut short", errDamaged)
-			}
-			tf, k2 := binary.Uvarint(b[k:])
-			if k2 <= 0 || tf == 0 || tf > 0xffff || n != s.termDF[i] && delta == 0 {
-				return fmt.Errorf("%w: bad posting", errDamaged)
-			}
-			b = b[k+k2:]
-			doc += delta
-			if doc >= uint64(len(s.ps)) {
-				return fmt.Errorf("%w: a posting past the last child", errDamaged)
-			}
-			s.postDoc = append(s.postDoc, uint32(doc))
-			s.postTF = append(s.postTF, uint16(tf))
+	for i := 0; i < nt; i++ {
+		if s.postAt[i+1] < s.postAt[i] || s.termOff[i+1] < s.termOff[i] || i > 0 && s.hashes[i] < s.hashes[i-1] {
+			return fmt.Errorf("%w: the dictionary is out of order", errDamaged)
 		}
 	}
-	s.postAt[len(s.terms)] = uint32(len(s.postDoc))
-	s.post = nil // decoded
+	n := uint32(len(s.ps))
+	for i, d := range s.postDoc {
+		if d >= n || s.postTF[i] == 0 {
+			return fmt.Errorf("%w: a posting past the last child", errDamaged)
+		}
+	}
 	return nil
 }
+
+// termAt is the text of term i.
+func (s *segment) termAt(i int) string {
+	b := s.termText[s.termOff[i]:s.termOff[i+1]]
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// termDF is the number of children holding term i.
+func (s *segment) termDF(i int) int { return int(s.postAt[i+1] - s.postAt[i]) }
 
 // term returns the index of t in the segment's dictionary, or -1.
 func (s *segment) term(t string) int {
@@ -341,7 +350,7 @@ func (s *segment) term(t string) int {
 func (s *segment) termHashed(t string, h uint64) int {
 	i, _ := slices.BinarySearch(s.hashes, h)
 	for ; i < len(s.hashes) && s.hashes[i] == h; i++ {
-		if s.terms[i] == t {
+		if s.termAt(i) == t {
 			return i
 		}
 	}
@@ -414,6 +423,72 @@ func (s *segment) headingKeySet() map[string][]int32 { s.lookups(); return s.laz
 // enc appends varints and length-prefixed strings.
 type enc struct{ b []byte }
 
+// align pads to a multiple of 8 bytes, where fixed-width arrays start.
+func (e *enc) align() {
+	for len(e.b)%8 != 0 {
+		e.b = append(e.b, 0)
+	}
+}
+
+// align skips the padding enc.align wrote.
+func (d *dec) align() {
+	for d.off%8 != 0 {
+		d.bytes(1)
+	}
+}
+
+// littleEndian: the arrays of a payload are used in place on little-endian machines (all that Go
+// runs caprag on in practice) and copied elsewhere.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+func aligned(b []byte, n uintptr) bool {
+	return len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%n == 0
+}
+
+// u64s, u32s and u16s view little-endian arrays in b as Go slices: in place when the machine
+// and b's alignment allow, else copied.
+func u64s(b []byte) []uint64 {
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && aligned(b, 8) {
+		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
+	}
+	out := make([]uint64, len(b)/8)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
+}
+
+func u32s(b []byte) []uint32 {
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && aligned(b, 4) {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+	}
+	out := make([]uint32, len(b)/4)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
+}
+
+func u16s(b []byte) []uint16 {
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && aligned(b, 2) {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+	}
+	out := make([]uint16, len(b)/2)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return out
+}
+
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *enc) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
 
@@ -432,8 +507,18 @@ func (d *dec) uvarint() uint64 {
 	return v
 }
 
+// count reads a number of items each taking at least min bytes, and refuses one larger than
+// what is left could hold (a damaged count must not allocate without bound).
+func (d *dec) count(min int) int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.off)/uint64(min) {
+		panic("a count larger than the bytes left")
+	}
+	return int(n)
+}
+
 func (d *dec) bytes(n int) []byte {
-	if n < 0 || d.off+n > len(d.b) {
+	if n < 0 || n > len(d.b)-d.off {
 		panic("length past the end")
 	}
 	b := d.b[d.off : d.off+n : d.off+n]

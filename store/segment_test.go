@@ -166,17 +166,19 @@ func TestSparseVectorsScoreAsDense(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.dense != nil || v.size() > len(vecs)*embed.LocalDims {
+	if v.dense != nil || v.size() >= 4*len(vecs)*embed.LocalDims {
 		t.Fatalf("hashed vectors stored dense (%d bytes)", v.size())
 	}
 	q, _ := emb.EmbedQuery(ctx, "grappled speed crawl")
+	got := make([]float32, len(vecs))
+	v.scores(q, got)
 	for i, row := range vecs {
 		var want float32
 		for j, x := range row {
 			want += x * q[j]
 		}
-		if got := v.dot(i, q); got != want {
-			t.Fatalf("row %d: sparse %v, dense %v", i, got, want)
+		if got[i] != want {
+			t.Fatalf("row %d: sparse %v, dense %v", i, got[i], want)
 		}
 	}
 	r := rand.New(rand.NewPCG(3, 4))
@@ -188,8 +190,13 @@ func TestSparseVectorsScoreAsDense(t *testing.T) {
 		}
 	}
 	d, err := decodeVectors(encodeVectors("learned", dense))
-	if err != nil || d.dense == nil || d.dot(2, dense[2]) <= 0 || math.IsNaN(float64(d.dot(1, dense[0]))) {
+	if err != nil || d.dense == nil {
 		t.Fatalf("dense vectors: %+v, %v", d, err)
+	}
+	ds := make([]float32, 3)
+	d.scores(dense[2], ds)
+	if ds[2] <= 0 || math.IsNaN(float64(ds[1])) {
+		t.Fatalf("dense scores %v", ds)
 	}
 }
 
@@ -266,7 +273,7 @@ func FuzzDecodeSegment(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for i := range s.terms {
+		for i := range s.hashes {
 			docs, _ := s.postings(i)
 			for _, doc := range docs {
 				if int(doc) >= len(s.ps) {
@@ -365,4 +372,25 @@ func TestSearchWhileBooksChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// FuzzDecodeVectors: the vectors reader returns an error or vectors it can score, never panics
+// and never allocates for counts its bytes cannot hold.
+func FuzzDecodeVectors(f *testing.F) {
+	emb := embed.NewLocal(64)
+	vecs, _ := emb.EmbedDocuments(context.Background(), []string{"grappled creature", "prone crawl"})
+	f.Add(encodeVectors(emb.ID(), vecs))
+	f.Add(encodeVectors("learned", [][]float32{{0.5, -0.5}, {1, 0}}))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		v, err := decodeVectors(payload)
+		if err != nil || v.dims > 4096 {
+			return
+		}
+		q := make([]float32, v.dims)
+		for i := range q {
+			q[i] = 1
+		}
+		v.scores(q, make([]float32, v.n))
+	})
 }

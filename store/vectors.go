@@ -17,9 +17,12 @@ type vectors struct {
 	dims     int
 	n        int
 	dense    []float32 // n × dims, when not sparse
-	rowPtr   []uint32  // sparse: row i is idx/val[rowPtr[i]:rowPtr[i+1]]
-	idx      []uint16
-	val      []float32
+	// Sparse, by component: component d holds rows colRow[colPtr[d]:colPtr[d+1]] with values
+	// colVal[…]. Scoring walks only the components the query has, in increasing order, so each
+	// row's sum adds the same non-zero products in the same order as its dense dot product.
+	colPtr []uint32
+	colRow []uint32
+	colVal []float32
 }
 
 // vectorsSlot holds a segment's vectors, read on first use.
@@ -123,7 +126,10 @@ func decodeVectors(payload []byte) (v *vectors, err error) {
 		}
 	}()
 	d := dec{b: payload}
-	v = &vectors{embedder: d.str(), dims: int(d.uvarint()), n: int(d.uvarint())}
+	v = &vectors{embedder: d.str(), dims: d.count(1), n: d.count(1)}
+	if v.dims > 0 && v.n > (len(payload)-d.off)/v.dims+1 {
+		panic("more vectors than the bytes left")
+	}
 	kind := d.bytes(1)[0]
 	switch kind {
 	case vecDense:
@@ -133,27 +139,45 @@ func decodeVectors(payload []byte) (v *vectors, err error) {
 			v.dense[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		}
 	case vecSparse:
-		nnz := int(d.uvarint())
-		b := d.bytes(4 * v.n)
-		v.rowPtr = make([]uint32, v.n+1)
-		for i := 0; i < v.n; i++ {
-			v.rowPtr[i+1] = binary.LittleEndian.Uint32(b[4*i:])
+		if v.dims > math.MaxUint16+1 {
+			panic("sparse vectors longer than their component index")
 		}
-		b = d.bytes(2 * nnz)
-		v.idx = make([]uint16, nnz)
-		for i := range v.idx {
-			v.idx[i] = binary.LittleEndian.Uint16(b[2*i:])
-			if int(v.idx[i]) >= v.dims {
-				panic("component past the vector's length")
+		nnz := d.count(6)
+		b := d.bytes(4 * v.n)
+		rowPtr := make([]uint32, v.n+1)
+		for i := 0; i < v.n; i++ {
+			rowPtr[i+1] = binary.LittleEndian.Uint32(b[4*i:])
+			if rowPtr[i+1] < rowPtr[i] {
+				panic("row pointers go back")
 			}
 		}
-		b = d.bytes(4 * nnz)
-		v.val = make([]float32, nnz)
-		for i := range v.val {
-			v.val[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-		if v.rowPtr[v.n] != uint32(nnz) {
+		if rowPtr[v.n] != uint32(nnz) {
 			panic("row pointers do not add up")
+		}
+		idx := d.bytes(2 * nnz)
+		vals := d.bytes(4 * nnz)
+		// Rows to columns: count, then place (rows in increasing order within a column).
+		v.colPtr = make([]uint32, v.dims+1)
+		for k := 0; k < nnz; k++ {
+			c := int(binary.LittleEndian.Uint16(idx[2*k:]))
+			if c >= v.dims {
+				panic("component past the vector's length")
+			}
+			v.colPtr[c+1]++
+		}
+		for c := 0; c < v.dims; c++ {
+			v.colPtr[c+1] += v.colPtr[c]
+		}
+		next := append([]uint32(nil), v.colPtr[:v.dims]...)
+		v.colRow = make([]uint32, nnz)
+		v.colVal = make([]float32, nnz)
+		for r := 0; r < v.n; r++ {
+			for k := rowPtr[r]; k < rowPtr[r+1]; k++ {
+				c := binary.LittleEndian.Uint16(idx[2*k:])
+				v.colRow[next[c]] = uint32(r)
+				v.colVal[next[c]] = math.Float32frombits(binary.LittleEndian.Uint32(vals[4*k:]))
+				next[c]++
+			}
 		}
 	default:
 		panic(fmt.Sprintf("vector kind %d", kind))
@@ -164,24 +188,32 @@ func decodeVectors(payload []byte) (v *vectors, err error) {
 	return v, nil
 }
 
-// dot is the dot product of row i with q (len(q) == v.dims).
-func (v *vectors) dot(i int, q []float32) float32 {
-	var s float32
+// scores fills out (len v.n) with the dot product of every row with q (len(q) == v.dims).
+func (v *vectors) scores(q []float32, out []float32) {
 	if v.dense != nil {
-		for j, x := range v.dense[i*v.dims : (i+1)*v.dims] {
-			s += x * q[j]
+		for i := range out {
+			var s float32
+			for j, x := range v.dense[i*v.dims : (i+1)*v.dims] {
+				s += x * q[j]
+			}
+			out[i] = s
 		}
-		return s
+		return
 	}
-	lo, hi := v.rowPtr[i], v.rowPtr[i+1]
-	val := v.val[lo:hi]
-	for j, k := range v.idx[lo:hi] {
-		s += val[j] * q[k]
+	clear(out)
+	for c, qc := range q {
+		if qc == 0 {
+			continue
+		}
+		lo, hi := v.colPtr[c], v.colPtr[c+1]
+		vals := v.colVal[lo:hi]
+		for k, r := range v.colRow[lo:hi] {
+			out[r] += vals[k] * qc
+		}
 	}
-	return s
 }
 
 // size is the bytes the vectors hold in memory.
 func (v *vectors) size() int {
-	return 4*len(v.dense) + 4*len(v.rowPtr) + 2*len(v.idx) + 4*len(v.val)
+	return 4*len(v.dense) + 4*len(v.colPtr) + 4*len(v.colRow) + 4*len(v.colVal)
 }

@@ -274,7 +274,7 @@ func (v *view) term(t string) ([]int32, int) {
 	for i, sh := range v.shelves {
 		te.at[i] = int32(sh.seg.termHashed(t, th))
 		if te.at[i] >= 0 {
-			te.df += int(sh.seg.termDF[te.at[i]])
+			te.df += sh.seg.termDF(int(te.at[i]))
 		}
 	}
 	if v.cachedTerms.Add(1) <= termsCached {
@@ -288,6 +288,7 @@ func (v *view) term(t string) ([]int32, int) {
 // embedder made is an error that says how to re-embed.
 func (v *view) nearest(q []float32, embedder string, n int, ok []bool) ([]hit, error) {
 	top := topK{n: n, h: make([]hit, 0, n)}
+	var buf []float32
 	for i, sh := range v.shelves {
 		if ok != nil && !ok[i] {
 			continue
@@ -302,8 +303,13 @@ func (v *view) nearest(q []float32, embedder string, n int, ok []bool) ([]hit, e
 		if vs == nil || vs.dims != len(q) {
 			continue
 		}
-		for j := 0; j < vs.n; j++ {
-			top.add(v.base[i]+j, float64(vs.dot(j, q)))
+		if cap(buf) < vs.n {
+			buf = make([]float32, vs.n)
+		}
+		buf = buf[:vs.n]
+		vs.scores(q, buf)
+		for j, s := range buf {
+			top.add(v.base[i]+j, float64(s))
 		}
 	}
 	return top.sorted(), nil
