@@ -126,10 +126,13 @@ func decodeVectors(payload []byte) (v *vectors, err error) {
 		}
 	}()
 	d := dec{b: payload}
-	v = &vectors{embedder: d.str(), dims: d.count(1), n: d.count(1)}
-	if v.dims > 0 && v.n > (len(payload)-d.off)/v.dims+1 {
-		panic("more vectors than the bytes left")
+	v = &vectors{embedder: d.str()}
+	dims := d.uvarint()
+	if dims == 0 || dims > 1<<20 {
+		panic("vectors of no or absurd length")
 	}
+	v.dims = int(dims)
+	v.n = d.count(4) // a row takes at least 4 bytes, dense or sparse
 	kind := d.bytes(1)[0]
 	switch kind {
 	case vecDense:
