@@ -53,14 +53,20 @@ type Hop struct {
 
 // Context returns the documents handed to the answer writer: every question's documents, in
 // search order, each distinct content of a book once.
+// Each document's Rank is its best position in the questions that found it.
 func (s State) Context() []Document {
-	seen := make(map[string]bool)
+	at := make(map[string]int)
 	var docs []Document
 	for _, q := range s.Questions {
-		for _, d := range q.Documents {
-			if k := d.Key(); !seen[k] {
-				seen[k] = true
+		for i, d := range q.Documents {
+			k := d.Key()
+			j, ok := at[k]
+			if !ok {
+				at[k] = len(docs)
+				d.Rank = i
 				docs = append(docs, d)
+			} else if i < docs[j].Rank {
+				docs[j].Rank = i
 			}
 		}
 	}
