@@ -40,7 +40,7 @@ func TestEvalOnTheSRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models()})
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s)})
 	if err != nil {
 		t.Fatal(err)
 	}
