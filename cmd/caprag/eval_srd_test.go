@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/caprag/caprag/embed"
@@ -80,24 +81,31 @@ func offlinePipeline(t *testing.T, dir string) *rag.Pipeline {
 	return p
 }
 
-// TestCitedRecallOnBothCorpora guards what the offline answer shows the player: with the
-// default strategy (multi-hop), the share of gold sections the answer cites with [n] is at least
-// 85% of the share the writer was handed, on the SRD and on the Fate books, and at least 80% on
-// the SRD (the answers issue's target; on the Fate books retrieval brings 66%).
-func TestCitedRecallOnBothCorpora(t *testing.T) {
+// TestOfflineAnswersOnBothCorpora guards what the offline answer shows the player, on the SRD
+// and on the Fate books. With the default strategy (multi-hop), the share of gold sections the
+// answer cites with [n] is at least 85% of the share the writer was handed, and at least 80% on
+// the SRD (the answers issue's target; on the Fate books retrieval brings 66%). A question about
+// something the books do not have (written for this test, not from the dev sets; Atomic Robo
+// has rifles and battles, so the laser-rifle question is the SRD's only) reads as a miss, not as
+// an answer.
+func TestOfflineAnswersOnBothCorpora(t *testing.T) {
+	motorcycle := "What is the fuel consumption of a motorcycle on the highway?"
 	for _, c := range []struct {
 		name, dir, set string
 		min            float64
+		offTopic       []string
 	}{
-		{"srd", testenv.SRDDir(t), testenv.EvalSet(t), 0.8},
-		{"fate", testenv.FateDir(t), testenv.FateEvalSet(t), 0},
+		{"srd", testenv.SRDDir(t), testenv.EvalSet(t), 0.8, []string{motorcycle, "How do I reload a laser rifle during a starship battle?"}},
+		{"fate", testenv.FateDir(t), testenv.FateEvalSet(t), 0, []string{motorcycle, "How do I calculate THAC0 for my fighter?"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
 			qs, err := evalset.Load(c.set)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rows, err := evaluate(context.Background(), offlinePipeline(t, c.dir), qs, []string{rag.StrategyMultiHop}, nil)
+			p := offlinePipeline(t, c.dir)
+			rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,6 +113,15 @@ func TestCitedRecallOnBothCorpora(t *testing.T) {
 			t.Logf("%s multi-hop: retrieval mean recall %.0f%%, cited recall %.0f%%", c.name, 100*all.MeanRecall, 100*all.CitedRecall)
 			if all.Kind != "all" || all.CitedRecall < 0.85*all.MeanRecall || all.CitedRecall < c.min {
 				t.Errorf("cited recall %.0f%% of the gold sections, retrieval %.0f%%: want at least 85%% of it and %.0f%%", 100*all.CitedRecall, 100*all.MeanRecall, 100*c.min)
+			}
+			for _, q := range c.offTopic {
+				a, err := p.Answer(ctx, rag.Request{Question: q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(a.Text, "Your books don't seem to cover ") {
+					t.Errorf("%q reads like a hit:\n%s", q, a.Text)
+				}
 			}
 		})
 	}
