@@ -53,32 +53,74 @@ func TestEvalOnTheSRD(t *testing.T) {
 	}
 }
 
-// offlinePipeline ingests the books of dir into a memory store with the default settings
-// (SEARCH_MODE=auto: BM25 with the local embedder) and returns the offline pipeline over it.
-func offlinePipeline(t *testing.T, dir string) *rag.Pipeline {
-	t.Helper()
+// offlineStore ingests the books of dir into a memory store with the default settings
+// (SEARCH_MODE=auto: BM25 with the local embedder).
+func offlineStore(tb testing.TB, dir string) *store.Local {
+	tb.Helper()
 	ctx := context.Background()
 	files, err := ingest.Files([]string{dir})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	s := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims)})
 	var books []ingest.Book
 	for _, f := range files {
 		b, err := ingest.LoadFile(ctx, f, ingest.Options{})
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		books = append(books, *b)
 	}
 	if err := s.ReplaceBooks(ctx, books, nil); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return s
+}
+
+// offlinePipeline is the offline pipeline over the books of dir (offlineStore).
+func offlinePipeline(tb testing.TB, dir string) *rag.Pipeline {
+	tb.Helper()
+	s := offlineStore(tb, dir)
 	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s)})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return p
+}
+
+// BenchmarkOfflineWriterSRD times the offline answer writer alone on the passages the default
+// strategy (multi-hop) hands it for each SRD dev question, in turn.
+func BenchmarkOfflineWriterSRD(b *testing.B) {
+	ctx := context.Background()
+	s := offlineStore(b, testenv.SRDDir(b))
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs, err := evalset.Load(testenv.EvalSet(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	type input struct {
+		question string
+		docs     []rag.Document
+	}
+	var in []input
+	for _, q := range qs {
+		res, err := p.Run(ctx, rag.Request{Question: q.Question, Strategy: rag.StrategyMultiHop})
+		if err != nil {
+			b.Fatal(err)
+		}
+		in = append(in, input{q.Question, res.State.Context()})
+	}
+	w := offline.Writer{Vocabulary: s}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		x := in[i%len(in)]
+		if _, err := w.Write(ctx, x.question, x.docs, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // TestOfflineAnswersOnBothCorpora guards what the offline answer shows the player, on the SRD
