@@ -45,6 +45,13 @@ func TestInvalidSettingsNameVariableAndAcceptedValues(t *testing.T) {
 		{"CACHE_TTL", "forever", "duration"},
 		{"DISCORD_API_URL", "discord.com", "http"},
 		{"ANSWER_TIMEOUT", "20m", "up to 14m"},
+		{"LLM_CONTEXT_TOKENS", "100", "from 1024"},
+		{"LLM_ANSWER_MAX_TOKENS", "0", "from 64"},
+		{"LLM_JSON_MAX_TOKENS", "lots", "whole number"},
+		{"LLM_RETRIES", "20", "from 0 to 10"},
+		{"LLM_RETRY_MAX_WAIT", "1h", "up to 10m"},
+		{"LLM_MAX_CONNS", "0", "from 1"},
+		{"ANTHROPIC_BASE_URL", "gateway.local", "http"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {

@@ -14,8 +14,6 @@ type State struct {
 	Questions []Question
 	// Hops records each retrieval round.
 	Hops []Hop
-	// LLMCalls counts the model calls made so far (expansion, analysis, answer, rewrite).
-	LLMCalls int
 	// Progress, when set, receives the run's hop events (never serialised).
 	Progress ProgressFunc `json:"-"`
 }
@@ -47,7 +45,7 @@ type Hop struct {
 	Found int `json:"found"`
 	New   int `json:"new"`
 	// Sufficient is the analyzer's decision after the hop (always true for strategies
-	// without an analyzer).
+	// without an analyzer; false after multi-hop's last allowed hop, which is not analysed).
 	Sufficient bool `json:"sufficient"`
 }
 

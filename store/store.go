@@ -69,9 +69,9 @@ type Options struct {
 	Mode     Mode
 }
 
-// Open opens the store the settings name, with the embedder they name.
-func Open(ctx context.Context, cfg config.Config) (Store, error) {
-	e, err := embed.New(cfg)
+// Open opens the store the settings name, with the embedder they name (built with eopts).
+func Open(ctx context.Context, cfg config.Config, eopts ...embed.Option) (Store, error) {
+	e, err := embed.New(cfg, eopts...)
 	if err != nil {
 		return nil, err
 	}

@@ -5,13 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/evalset"
-	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/internal/testenv"
 	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
-	"github.com/caprag/caprag/store"
 )
 
 // TestEvalOnTheSRD runs both strategies offline over the SRD with the dev set and guards the
@@ -21,12 +18,12 @@ import (
 // (SEARCH_MODE=auto: BM25 with the local embedder).
 func TestEvalOnTheSRD(t *testing.T) {
 	ctx := context.Background()
-	p := offlinePipeline(t, testenv.SRDDir(t))
+	p := srdPipeline(t, testenv.SRDDir(t))
 	qs, err := evalset.Load(testenv.EvalSet(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop, rag.StrategyMultiQuestion}, nil)
+	rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop, rag.StrategyMultiQuestion}, evalset.MatchBookSection, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,46 +50,11 @@ func TestEvalOnTheSRD(t *testing.T) {
 	}
 }
 
-// offlineStore ingests the books of dir into a memory store with the default settings
-// (SEARCH_MODE=auto: BM25 with the local embedder).
-func offlineStore(tb testing.TB, dir string) *store.Local {
-	tb.Helper()
-	ctx := context.Background()
-	files, err := ingest.Files([]string{dir})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims)})
-	var books []ingest.Book
-	for _, f := range files {
-		b, err := ingest.LoadFile(ctx, f, ingest.Options{})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		books = append(books, *b)
-	}
-	if err := s.ReplaceBooks(ctx, books, nil); err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
-
-// offlinePipeline is the offline pipeline over the books of dir (offlineStore).
-func offlinePipeline(tb testing.TB, dir string) *rag.Pipeline {
-	tb.Helper()
-	s := offlineStore(tb, dir)
-	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
-}
-
 // BenchmarkOfflineWriterSRD times the offline answer writer alone on the passages the default
 // strategy (multi-hop) hands it for each SRD dev question, in turn.
 func BenchmarkOfflineWriterSRD(b *testing.B) {
 	ctx := context.Background()
-	s := offlineStore(b, testenv.SRDDir(b))
+	s := loadCorpus(b, testenv.SRDDir(b))
 	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s)})
 	if err != nil {
 		b.Fatal(err)
@@ -133,21 +95,22 @@ func BenchmarkOfflineWriterSRD(b *testing.B) {
 func TestOfflineAnswersOnBothCorpora(t *testing.T) {
 	motorcycle := "What is the fuel consumption of a motorcycle on the highway?"
 	for _, c := range []struct {
-		name, dir, set string
-		min            float64
-		offTopic       []string
+		name     string
+		min      float64
+		offTopic []string
 	}{
-		{"srd", testenv.SRDDir(t), testenv.EvalSet(t), 0.8, []string{motorcycle, "How do I reload a laser rifle during a starship battle?"}},
-		{"fate", testenv.FateDir(t), testenv.FateEvalSet(t), 0, []string{motorcycle, "How do I calculate THAC0 for my fighter?"}},
+		{"srd51", 0.8, []string{motorcycle, "How do I reload a laser rifle during a starship battle?"}},
+		{"fate", 0, []string{motorcycle, "How do I calculate THAC0 for my fighter?"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			qs, err := evalset.Load(c.set)
+			paths := corpora(t)[c.name]
+			qs, err := evalset.Load(paths[1])
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := offlinePipeline(t, c.dir)
-			rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop}, nil)
+			p := srdPipeline(t, paths[0])
+			rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop}, evalset.MatchBookSection, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

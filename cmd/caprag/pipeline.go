@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/llm"
@@ -14,7 +15,7 @@ import (
 
 // openStore opens the store the settings name.
 func (a *app) openStore(ctx context.Context) (store.Store, error) {
-	s, err := store.Open(ctx, a.cfg)
+	s, err := store.Open(ctx, a.cfg, embed.WithHTTPClient(a.httpClient()))
 	if err != nil {
 		return nil, fmt.Errorf("opening the books: %w", err)
 	}
@@ -48,6 +49,13 @@ func (a *app) openBooks(ctx context.Context) (store.Store, bool, error) {
 	return mem, true, nil
 }
 
+// httpClient returns the one pooled, retrying HTTP client shared by the models and the
+// embedders of this run.
+func (a *app) httpClient() *http.Client {
+	a.httpOnce.Do(func() { a.http = llm.NewHTTPClient(llm.HTTPOptionsFrom(a.cfg, a.log)) })
+	return a.http
+}
+
 // models returns the offline rules or the configured language model; the offline writer weighs
 // words by how common they are in the books of s.
 func (a *app) models(s store.Store) (rag.Models, error) {
@@ -58,7 +66,7 @@ func (a *app) models(s store.Store) (rag.Models, error) {
 		v, _ := s.(offline.Vocabulary)
 		return offline.Models(v), nil
 	}
-	m, err := llm.New(a.cfg, a.log)
+	m, err := llm.New(a.cfg, llm.Options{HTTPClient: a.httpClient(), Log: a.log})
 	if err != nil {
 		return rag.Models{}, err
 	}

@@ -61,15 +61,3 @@ func EvalSet(tb testing.TB) string {
 	tb.Helper()
 	return filepath.Join(SharedDir(tb), "eval", "dev.jsonl")
 }
-
-// FateDir returns the folder of the second corpus, three Fate books in Markdown.
-func FateDir(tb testing.TB) string {
-	tb.Helper()
-	return filepath.Join(SharedDir(tb), "corpus", "fate")
-}
-
-// FateEvalSet returns the path of the development question set on the Fate books.
-func FateEvalSet(tb testing.TB) string {
-	tb.Helper()
-	return filepath.Join(SharedDir(tb), "eval", "fate-dev.jsonl")
-}
