@@ -118,6 +118,7 @@ func (w Writer) Write(_ context.Context, question string, docs []rag.Document, _
 	}
 	a.choosePassages()
 	a.choose()
+	a.nameTitles()
 	a.continueNumbers()
 	a.siblingRows()
 	a.complete()
@@ -324,11 +325,13 @@ func (a *answer) choose() {
 			}
 			prior := 0.5 + 0.5*a.score[i]/top
 			for _, u := range a.units[i] {
-				gain := a.q.share(u.terms, a.covered)
+				// The heading's words count half: the sentence that says them itself is the one
+				// that states the rule ("… are called the Transitive Planes").
+				gain := (a.q.share(u.own, a.covered) + a.q.share(u.terms, a.covered)) / 2
 				if gain < minGain || a.isPicked(u) {
 					continue
 				}
-				score := (gain + 0.5*a.q.share(u.terms, nil)) * prior
+				score := (gain + 0.5*(a.q.share(u.own, nil)+a.q.share(u.terms, nil))/2) * prior
 				if u.num {
 					score *= a.numberBonus
 				}
@@ -460,6 +463,32 @@ func (a *answer) continueNumbers() {
 		}
 		if next := us[k+1]; next.block == p.block && next.kind == sentenceUnit && next.num && leansOn(next.text, p.own) {
 			a.pick(next)
+		}
+	}
+}
+
+// nameTitles adds, for a passage quoted from whose title the question names, the first unit
+// that says the title's words of the question when no quoted unit does: the sentence that
+// names its section's subject states what it is ("The Ethereal Plane and the Astral Plane are
+// called the Transitive Planes."), where the chosen ones may only have inherited the words from
+// the heading.
+func (a *answer) nameTitles() {
+	for _, i := range slices.Clone(a.chosen) {
+		if a.per[i] == 0 || len(a.picked) >= maxUnits {
+			continue
+		}
+		title := map[string]bool{}
+		for t := range termSet(passage.LastHeading(a.docs[i].Section)) {
+			if a.q.terms[t] {
+				title[t] = true
+			}
+		}
+		says := func(u unit) bool { return len(title) > 0 && subset(title, u.own) }
+		if len(title) == 0 || slices.ContainsFunc(a.picked, func(u unit) bool { return u.doc == i && says(u) }) {
+			continue
+		}
+		if k := slices.IndexFunc(a.units[i], says); k >= 0 {
+			a.pick(a.units[i][k])
 		}
 	}
 }

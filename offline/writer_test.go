@@ -284,3 +284,15 @@ func FuzzSplitUnits(f *testing.F) {
 		}
 	})
 }
+
+// The sentence that says what a section's subject is ("The Sunken Bells are …") is quoted when
+// the question names the subject, even when a quoted sentence already covers its words through
+// the heading.
+func TestWriterQuotesTheSentenceThatNamesTheTitle(t *testing.T) {
+	d := rag.Document{Book: "Atlas", Section: "Seas > Sunken Bells", Rank: 0,
+		Text: "Sailors hear them before storms. The Sunken Bells are bronze bells of a drowned temple. Each bell rings once when a ship passes over the temple and warns of reefs."}
+	got, _ := Writer{}.Write(context.Background(), "What are the sunken bells, and what does a ringing bell warn of?", []rag.Document{d, rations}, nil)
+	if !strings.Contains(got, "The Sunken Bells are bronze bells of a drowned temple. [1]") || !strings.Contains(got, "warns of reefs. [1]") {
+		t.Errorf("want the sentence naming the bells and the one about their warning:\n%s", got)
+	}
+}
