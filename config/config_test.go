@@ -45,6 +45,11 @@ func TestInvalidSettingsNameVariableAndAcceptedValues(t *testing.T) {
 		{"CACHE_TTL", "forever", "duration"},
 		{"DISCORD_API_URL", "discord.com", "http"},
 		{"ANSWER_TIMEOUT", "20m", "up to 14m"},
+		{"MAX_FILE_MB", "0", "from 1 to 4096"},
+		{"MAX_FILE_MB", "1GB", "whole number"},
+		{"MAX_BOOK_TEXT_MB", "5000", "from 1 to 1024"},
+		{"STORE_LOCK_TIMEOUT", "-1s", "0 (do not wait) or more"},
+		{"STORE_LOCK_TIMEOUT", "soon", "duration"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/caprag/caprag/config"
 	"github.com/caprag/caprag/embed"
@@ -67,18 +68,27 @@ func (m Mode) resolve(emb embed.Embedder) Mode {
 type Options struct {
 	Embedder embed.Embedder
 	Mode     Mode
+	// LockTimeout bounds how long a change waits while another process changes the same books
+	// (STORE_LOCK_TIMEOUT; 0: it fails at once when they are locked).
+	LockTimeout time.Duration
+	// Waiting, when set, hears that a change waits for another process (who holds the lock).
+	Waiting func(holder string)
 }
 
-// Open opens the store the settings name, with the embedder they name.
-func Open(ctx context.Context, cfg config.Config) (Store, error) {
+// Open opens the store the settings name, with the embedder they name; with adjusts the options
+// (such as Waiting) beyond the settings.
+func Open(ctx context.Context, cfg config.Config, with ...func(*Options)) (Store, error) {
 	e, err := embed.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	opts := Options{Embedder: e, Mode: Mode(cfg.SearchMode)}
+	opts := Options{Embedder: e, Mode: Mode(cfg.SearchMode), LockTimeout: cfg.StoreLockTimeout}
+	for _, f := range with {
+		f(&opts)
+	}
 	switch cfg.VectorStore {
 	case "chroma":
-		s, err := OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase}, opts)
+		s, err := OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase, LockDir: cfg.DataDir}, opts)
 		if err != nil {
 			return nil, err // not a nil *Chroma in a non-nil Store
 		}
