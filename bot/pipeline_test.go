@@ -10,6 +10,7 @@ import (
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/internal/fakediscord"
+	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/samplebooks"
 	"github.com/caprag/caprag/store"
@@ -28,7 +29,7 @@ func realPipeline(t testing.TB) *rag.Pipeline {
 		t.Fatal(err)
 	}
 	p, err := rag.NewPipeline(rag.PipelineOptions{
-		Retriever: s, Resolver: s, Library: s, Versioner: s, Models: rag.Offline(),
+		Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(),
 		CacheTTL: time.Hour, CacheMax: 100,
 	})
 	if err != nil {

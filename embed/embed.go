@@ -8,14 +8,13 @@ import (
 	"hash/fnv"
 	"math"
 	"strings"
-	"unicode"
 
 	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/caprag/caprag/config"
-	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/words"
 )
 
 // Embedder embeds documents and queries. It is langchaingo's embeddings.Embedder plus an ID that
@@ -116,8 +115,8 @@ func (l *Local) EmbedQuery(_ context.Context, text string) ([]float32, error) {
 
 func (l *Local) embed(text string) []float32 {
 	counts := map[string]float64{}
-	for _, w := range Tokens(text) {
-		if chatter[w] {
+	for _, w := range words.Tokens(text) {
+		if words.IsChatter(w) {
 			continue
 		}
 		counts[w]++
@@ -155,46 +154,3 @@ func Normalize(v []float32) {
 		v[i] *= n
 	}
 }
-
-// Tokens lowercases text, splits it into words, drops stop words and stems the rest. The lexical
-// index uses the same tokens.
-func Tokens(text string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	out := fields[:0]
-	for _, f := range fields {
-		if stopWords[f] {
-			continue
-		}
-		out = append(out, ingest.Stem(f))
-	}
-	return out
-}
-
-var stopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an the and or but if of to in on at by for with from as is are was were be been
-	being it its this that these those i you he she they we me my your his her their our us them do does did can
-	could would should will shall may might must have has had what which who whom how when where why than then so
-	not no also any all some each there here just s t`) {
-		m[w] = true
-	}
-	return m
-}()
-
-// chatter are words of table talk that carry no rule; the hashed vectors, which have no IDF to
-// discount them, skip them. (BM25 keeps them: its IDF discounts them, and some name rules, like
-// "Working Together".)
-var chatter = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`want wants wanted try tries trying get gets got make makes know like work works way need needs
-	happen happens happened thing things really still even much many very too well okay ok say says
-	tell told think let lets gonna going go goes went come comes came one ones something anything
-	does doesn doesn't isn't don't can't cannot whether while during because since until again
-	only other another such same own more most less least few lot lots quite rather pretty maybe
-	am im i'm ll ve re d my mine myself yourself ourselves guy guys friend friends buddy`) {
-		m[ingest.Stem(w)] = true
-	}
-	return m
-}()

@@ -15,7 +15,7 @@ import (
 	"github.com/go-pdf/fpdf"
 
 	"github.com/caprag/caprag/internal/testenv"
-	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/passage"
 )
 
 const combatMD = `# Combat
@@ -264,7 +264,7 @@ func TestCrossBookMentions(t *testing.T) {
 	all := append(append([]Passage{}, spells.Passages...), conds.Passages...)
 	idx := NewTitleIndex(all)
 	refs := idx.Mentions(spells.Passages[0])
-	if len(refs) != 1 || refs[0].Target != "Paralyzed" || refs[0].Book != "conditions" || refs[0].Kind != rag.RefMention {
+	if len(refs) != 1 || refs[0].Target != "Paralyzed" || refs[0].Book != "conditions" || refs[0].Kind != passage.RefMention {
 		t.Fatalf("mentions of Hold Person = %+v, want Paralyzed in conditions", refs)
 	}
 }

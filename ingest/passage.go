@@ -3,7 +3,7 @@
 // stable chunk IDs and the outgoing reference links of each passage.
 package ingest
 
-import "github.com/caprag/caprag/rag"
+import "github.com/caprag/caprag/passage"
 
 // Book is one loaded file, chunked.
 type Book struct {
@@ -43,5 +43,5 @@ type Passage struct {
 	// Refs are the outgoing references found in the parent text at ingest (page references and
 	// "see X" phrases). Mentions of other sections' titles depend on the whole library and are
 	// added by the store.
-	Refs []rag.Reference
+	Refs []passage.Reference
 }

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/passage"
+	"github.com/caprag/caprag/words"
 )
 
 var (
@@ -29,13 +30,13 @@ func AddRefs(ps []Passage) {
 }
 
 // ExplicitRefs finds page references and "see X" phrases in a text.
-func ExplicitRefs(text string) []rag.Reference { return explicitRefs(text) }
+func ExplicitRefs(text string) []passage.Reference { return explicitRefs(text) }
 
 // explicitRefs finds page references and "see X" phrases.
-func explicitRefs(text string) []rag.Reference {
-	var refs []rag.Reference
+func explicitRefs(text string) []passage.Reference {
+	var refs []passage.Reference
 	seen := map[string]bool{}
-	add := func(r rag.Reference) {
+	add := func(r passage.Reference) {
 		k := string(r.Kind) + "\x00" + strings.ToLower(r.Target)
 		if r.Target == "" || seen[k] {
 			return
@@ -44,7 +45,7 @@ func explicitRefs(text string) []rag.Reference {
 		refs = append(refs, r)
 	}
 	for _, m := range pageRef.FindAllStringSubmatch(text, -1) {
-		add(rag.Reference{Kind: rag.RefPage, Text: m[0], Target: strings.ToUpper(m[1])})
+		add(passage.Reference{Kind: passage.RefPage, Text: m[0], Target: strings.ToUpper(m[1])})
 	}
 	for _, re := range []*regexp.Regexp{seeParen, seeSentence, seeQuoted} {
 		for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
@@ -62,13 +63,13 @@ func explicitRefs(text string) []rag.Reference {
 			// reference points at the word before it.
 			if low == "condition" || strings.HasPrefix(low, "appendix") || strings.HasPrefix(low, "chapter") {
 				if w := wordBefore(text[:m[0]]); w != "" {
-					add(rag.Reference{Kind: rag.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: w})
+					add(passage.Reference{Kind: passage.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: w})
 				}
 				if low == "condition" {
 					continue
 				}
 			}
-			add(rag.Reference{Kind: rag.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: target})
+			add(passage.Reference{Kind: passage.RefSee, Text: strings.TrimSpace(text[m[0]:m[1]]), Target: target})
 		}
 	}
 	return refs
@@ -76,13 +77,13 @@ func explicitRefs(text string) []rag.Reference {
 
 // wordBefore returns the last word before a "(see ...)", skipping the word "condition".
 func wordBefore(s string) string {
-	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' && r != '\'' })
-	for i := len(words) - 1; i >= 0 && i >= len(words)-3; i-- {
-		w := strings.ToLower(words[i])
+	ws := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' && r != '\'' })
+	for i := len(ws) - 1; i >= 0 && i >= len(ws)-3; i-- {
+		w := strings.ToLower(ws[i])
 		if w == "condition" || w == "conditions" || w == "the" {
 			continue
 		}
-		return words[i]
+		return ws[i]
 	}
 	return ""
 }
@@ -126,8 +127,8 @@ type TitleIndex struct {
 func NewTitleIndex(ps []Passage) *TitleIndex {
 	var names []Name
 	for _, p := range ps {
-		heading := rag.LastHeading(p.Section)
-		for _, t := range rag.TitleNames(heading) {
+		heading := passage.LastHeading(p.Section)
+		for _, t := range passage.TitleNames(heading) {
 			names = append(names, Name{Text: t, Target: heading, Book: p.Book})
 		}
 	}
@@ -154,23 +155,23 @@ func NewTermIndex(ps []Passage, defined map[string]int) *TitleIndex {
 // termMentions bounds how many passages may mention a term the TermIndex keeps.
 const termMentions = 2
 
-// DefinedTerms returns the rules defined under a run-in heading (rag.RunInHeadings) that exactly one
+// DefinedTerms returns the rules defined under a run-in heading (passage.RunInHeadings) that exactly one
 // passage of ps defines and no section title already names, each with the index of the passage
 // that defines it: "Malice", "Recharge X–Y". A term many passages define ("Bite",
 // "Multiattack") names nothing in particular.
 func DefinedTerms(ps []Passage) map[string]int {
 	titles := map[string]bool{}
 	for _, p := range ps {
-		for _, t := range rag.TitleNames(rag.LastHeading(p.Section)) {
-			titles[NormalizeTitle(t)] = true
+		for _, t := range passage.TitleNames(passage.LastHeading(p.Section)) {
+			titles[words.Normalize(t)] = true
 		}
 	}
 	first := map[string]int{}
 	count := map[string]int{}
 	name := map[string]string{}
 	for i, p := range ps {
-		for _, t := range rag.RunInHeadings(p.Text) {
-			key := NormalizeTitle(t)
+		for _, t := range passage.RunInHeadings(p.Text) {
+			key := words.Normalize(t)
 			if titles[key] || key == "" {
 				continue
 			}
@@ -192,7 +193,7 @@ func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
 	idx := &TitleIndex{byFirst: map[string][]*title{}}
 	all := map[string]*title{}
 	for _, n := range names {
-		key := NormalizeTitle(n.Text)
+		key := words.Normalize(n.Text)
 		if len(key) < 3 || genericTitles[key] || ordinalLevel.MatchString(key) {
 			continue
 		}
@@ -202,13 +203,13 @@ func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
 			}
 			continue
 		}
-		words := stemWords(n.Text)
-		if len(words) == 0 || len(words) > 8 {
+		stems := words.Stems(n.Text)
+		if len(stems) == 0 || len(stems) > 8 {
 			continue
 		}
-		tt := &title{words: words, exact: exactForms(n.Text), text: n.Target, book: n.Book}
+		tt := &title{words: stems, exact: exactForms(n.Text), text: n.Target, book: n.Book}
 		all[key] = tt
-		idx.byFirst[words[0]] = append(idx.byFirst[words[0]], tt)
+		idx.byFirst[stems[0]] = append(idx.byFirst[stems[0]], tt)
 	}
 	// Drop titles mentioned almost everywhere.
 	counts := map[*title]int{}
@@ -233,10 +234,10 @@ func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
 // "Grappled"): such a word is matched as written, since "poison damage" does not mean the
 // Poisoned condition and a title matched by every "poison" would look mentioned everywhere.
 func exactForms(t string) []string {
-	raw := rawWords(t)
+	raw := words.Split(t)
 	out := make([]string, len(raw))
 	for i, w := range raw {
-		if rag.Participle(w) {
+		if words.Participle(w) {
 			out[i] = w
 		}
 	}
@@ -244,21 +245,21 @@ func exactForms(t string) []string {
 }
 
 func (idx *TitleIndex) find(text string) []*title {
-	raw := rawWords(text)
-	words := make([]string, len(raw))
+	raw := words.Split(text)
+	stems := make([]string, len(raw))
 	for i, w := range raw {
-		words[i] = Stem(w)
+		stems[i] = words.Stem(w)
 	}
 	var out []*title
 	seen := map[*title]bool{}
-	for i, w := range words {
+	for i, w := range stems {
 		for _, t := range idx.byFirst[w] {
-			if seen[t] || i+len(t.words) > len(words) {
+			if seen[t] || i+len(t.words) > len(stems) {
 				continue
 			}
 			match := true
 			for j := range t.words {
-				if words[i+j] != t.words[j] || j < len(t.exact) && t.exact[j] != "" && raw[i+j] != t.exact[j] {
+				if stems[i+j] != t.words[j] || j < len(t.exact) && t.exact[j] != "" && raw[i+j] != t.exact[j] {
 					match = false
 					break
 				}
@@ -274,88 +275,19 @@ func (idx *TitleIndex) find(text string) []*title {
 
 // Mentions returns a mention reference for each indexed title named in the passage's text,
 // except the titles on the passage's own section path.
-func (idx *TitleIndex) Mentions(p Passage) []rag.Reference {
+func (idx *TitleIndex) Mentions(p Passage) []passage.Reference {
 	own := map[string]bool{}
 	for _, h := range strings.Split(p.Section, " > ") {
-		own[NormalizeTitle(h)] = true
+		own[words.Normalize(h)] = true
 	}
-	var refs []rag.Reference
+	var refs []passage.Reference
 	seen := map[string]bool{}
 	for _, t := range idx.find(p.Text) {
-		if own[NormalizeTitle(t.text)] || seen[t.text] {
+		if own[words.Normalize(t.text)] || seen[t.text] {
 			continue
 		}
 		seen[t.text] = true
-		refs = append(refs, rag.Reference{Kind: rag.RefMention, Text: t.text, Target: t.text, Book: t.book})
+		refs = append(refs, passage.Reference{Kind: passage.RefMention, Text: t.text, Target: t.text, Book: t.book})
 	}
 	return refs
-}
-
-// NormalizeTitle lowercases a title and reduces it to its words.
-func NormalizeTitle(s string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}), " ")
-}
-
-// stemWords splits text into lowercased, lightly stemmed words.
-func stemWords(s string) []string {
-	out := rawWords(s)
-	for i, w := range out {
-		out[i] = Stem(w)
-	}
-	return out
-}
-
-// rawWords splits text into lowercased words.
-func rawWords(s string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
-	})
-	out := fields[:0]
-	for _, f := range fields {
-		if f = strings.Trim(f, "'"); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// Stem strips common English inflections (possessive, plural, -ed, -ing) so that "grappled",
-// "grapples" and "grappling" meet. It is deliberately light: rule names must stay recognisable.
-func Stem(w string) string {
-	w = strings.TrimSuffix(w, "'s")
-	w = strings.TrimSuffix(w, "’s")
-	n := len(w)
-	switch {
-	case n > 5 && strings.HasSuffix(w, "ies"):
-		return w[:n-3] + "y"
-	case n > 5 && strings.HasSuffix(w, "ing"):
-		return undouble(strings.TrimSuffix(w[:n-3], "e"))
-	case n > 4 && strings.HasSuffix(w, "ed"):
-		return undouble(strings.TrimSuffix(w[:n-2], "e"))
-	case n > 4 && (strings.HasSuffix(w, "ses") || strings.HasSuffix(w, "xes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes")):
-		return w[:n-2]
-	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		// The singular's own stem, so that "creatures" and "creature" meet.
-		return stripE(w[:n-1])
-	}
-	return stripE(w)
-}
-
-// stripE drops a final silent "e" of a word longer than four letters ("creature" → "creatur").
-func stripE(w string) string {
-	if len(w) > 4 && strings.HasSuffix(w, "e") {
-		return w[:len(w)-1]
-	}
-	return w
-}
-
-// undouble drops the doubled final consonant an inflection added ("getting" → "get").
-func undouble(w string) string {
-	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && strings.IndexByte("bdgmnprt", w[n-1]) >= 0 {
-		return w[:n-1]
-	}
-	return w
 }

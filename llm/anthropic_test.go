@@ -72,7 +72,7 @@ func TestAnthropicProvider(t *testing.T) {
 	}
 	m := c.models()
 	ctx := context.Background()
-	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: "Trained by a Master and Rapid Strike?", Documents: promptDocs, Hints: promptHints})
+	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: "Trained by a Master and Rapid Strike?", Documents: facts(promptDocs, promptHints)})
 	if err != nil || a.Sufficient || len(a.NewQueries) != 1 || a.Following[0] != "Rapid Strike" {
 		t.Errorf("Analyze = %+v, %v; want insufficient following Rapid Strike", a, err)
 	}

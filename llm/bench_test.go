@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caprag/caprag/llm"
 	"github.com/caprag/caprag/rag"
 )
 
@@ -20,7 +21,7 @@ func BenchmarkAnalyzeRoundTrip(b *testing.B) {
 	for i := range 15 {
 		many = append(many, rag.Document{Book: "SRD", Section: fmt.Sprintf("Section %d", i), Text: strings.Repeat("A creature that is grappled can't move. ", 50)})
 	}
-	in := rag.AnalyzeInput{Question: question, Documents: many, Hints: hints, Max: 3}
+	in := rag.AnalyzeInput{Question: question, Documents: llm.Facts(many, hints), Max: 3}
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {

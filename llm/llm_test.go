@@ -82,7 +82,7 @@ func TestStructuredRepliesAreParsed(t *testing.T) {
 				t.Errorf("Expand = %q, want %q (the question itself is never returned)", got, want)
 			}
 
-			a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: docs, Hints: hints, Asked: []string{"grappling"}, Max: 3})
+			a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: llm.Facts(docs, hints), Asked: []string{"grappling"}, Max: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func TestRequestsCarryModelJSONModeAndContext(t *testing.T) {
 	if _, err := m.Expander.Expand(ctx, question, 3); err != nil {
 		t.Fatal(err)
 	}
-	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: docs, Hints: hints, Asked: []string{"grappling rules"}, Max: 2})
+	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: llm.Facts(docs, hints), Asked: []string{"grappling rules"}, Max: 2})
 	if err != nil || !a.Sufficient {
 		t.Fatalf("Analyze = %+v, %v; want sufficient", a, err)
 	}
@@ -180,7 +180,7 @@ func TestMalformedReplyIsRetriedOnce(t *testing.T) {
 	if err != nil || !slices.Equal(q, []string{"grappled condition"}) {
 		t.Errorf("Expand = %q, %v; want the retried reply's query", q, err)
 	}
-	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: docs})
+	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: llm.Facts(docs, nil)})
 	if err != nil || a.Sufficient || !slices.Equal(a.NewQueries, []string{"Grappled"}) {
 		t.Errorf("Analyze = %+v, %v; want the retried verdict", a, err)
 	}
@@ -238,7 +238,7 @@ func failingModel(t *testing.T, srv *scripted, cfg config.Config, rep reply, inE
 	if err != nil || len(q) != 0 {
 		t.Errorf("Expand = %q, %v; want no extra query and no error", q, err)
 	}
-	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: docs, Hints: hints})
+	a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: llm.Facts(docs, hints)})
 	if err != nil || !a.Sufficient || len(a.NewQueries) != 0 {
 		t.Errorf("Analyze = %+v, %v; want sufficient and no error", a, err)
 	}
@@ -318,7 +318,7 @@ func TestOllamaProvider(t *testing.T) {
 	if err != nil || !slices.Equal(q, []string{"prone"}) {
 		t.Errorf("Expand = %q, %v", q, err)
 	}
-	if a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: docs}); err != nil || !a.Sufficient {
+	if a, err := m.Analyzer.Analyze(ctx, rag.AnalyzeInput{Question: question, Documents: llm.Facts(docs, nil)}); err != nil || !a.Sufficient {
 		t.Errorf("Analyze = %+v, %v", a, err)
 	}
 	if s, err := m.Writer.Write(ctx, question, docs, nil); err != nil || s != "Yes [1]." {

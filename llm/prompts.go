@@ -64,12 +64,16 @@ func expandPrompt(question string, max int) []message {
 func analyzePrompt(in rag.AnalyzeInput, max int) []message {
 	var b strings.Builder
 	b.WriteString("Question: " + in.Question + "\n\n")
-	writePassages(&b, in.Documents)
-	if len(in.Hints) > 0 {
+	docs := make([]rag.Document, len(in.Documents))
+	for i, d := range in.Documents {
+		docs[i] = d.Document
+	}
+	writePassages(&b, docs)
+	if hints := in.Hints(); len(hints) > 0 {
 		b.WriteString("\nUnresolved references in these passages (hints):\n")
-		for i, h := range in.Hints {
+		for i, h := range hints {
 			if i == maxHints {
-				fmt.Fprintf(&b, "- … and %d more\n", len(in.Hints)-maxHints)
+				fmt.Fprintf(&b, "- … and %d more\n", len(hints)-maxHints)
 				break
 			}
 			b.WriteString("- " + hint(h) + "\n")

@@ -61,8 +61,7 @@ func TestPromptExpand(t *testing.T) {
 func TestPromptAnalyze(t *testing.T) {
 	golden(t, "analyze.golden", render(analyzePrompt(rag.AnalyzeInput{
 		Question:  "How does Trained by a Master interact with the combat rules?",
-		Documents: promptDocs,
-		Hints:     promptHints,
+		Documents: facts(promptDocs, promptHints),
 		Asked:     []string{"Trained by a Master combat"},
 	}, 3)))
 }
@@ -86,7 +85,7 @@ func TestPromptBounds(t *testing.T) {
 	for range maxTurns + 3 {
 		history = append(history, rag.Turn{Question: "q", Answer: long})
 	}
-	p := analyzePrompt(rag.AnalyzeInput{Question: "q", Documents: []rag.Document{{Book: "B", Text: long}}, Hints: hints}, 3)[1].text
+	p := analyzePrompt(rag.AnalyzeInput{Question: "q", Documents: facts([]rag.Document{{Book: "B", Text: long}}, hints)}, 3)[1].text
 	if strings.Contains(p, long) || !strings.Contains(p, strings.Repeat("é", maxPassageRunes)+" …") {
 		t.Error("a long passage is not cut at maxPassageRunes")
 	}
@@ -104,4 +103,17 @@ func TestPromptBounds(t *testing.T) {
 	if strings.Count(w, "Q: q") != maxTurns {
 		t.Errorf("history is not bounded to the last %d turns", maxTurns)
 	}
+}
+
+// facts is the analyzer's view of docs found in the first search in this order, with hints as
+// the unresolved references of the first of them.
+func facts(docs []rag.Document, hints []rag.Reference) []rag.DocFacts {
+	out := make([]rag.DocFacts, len(docs))
+	for i, d := range docs {
+		out[i] = rag.DocFacts{Document: d, Rank: i, Hop: 1}
+	}
+	if len(out) > 0 {
+		out[0].Hints = hints
+	}
+	return out
 }

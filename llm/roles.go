@@ -124,7 +124,7 @@ func (a *Analyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.Analys
 		queries = reply.Queries
 	}
 	queries = cleanQueries(queries, append([]string{in.Question}, in.Asked...), max)
-	return rag.Analysis{NewQueries: queries, Following: following(queries, in.Hints)}, nil
+	return rag.Analysis{NewQueries: queries, Following: following(queries, in.Hints())}, nil
 }
 
 // verdict is the analyzer's reply.

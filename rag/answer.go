@@ -18,7 +18,9 @@ type Request struct {
 	// History holds the earlier questions and answers of a follow-up thread, oldest first. When
 	// it is not empty, the question is first rewritten into a standalone question.
 	History []Turn
-	// Progress, when set, receives the strategy's hop events.
+	// Progress, when set, receives the strategy's hop events — also when the same question, asked
+	// at the same moment by someone else, is already being answered and this request waits for
+	// that run.
 	Progress ProgressFunc
 }
 

@@ -1,6 +1,9 @@
 package rag
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // The three model roles of the pipeline (SPEC.md, "Retrieval strategies"), plus the follow-up
 // rewriter. Each has an offline, rule-based implementation in rag/ and a model-backed one in llm/.
@@ -19,20 +22,53 @@ type Analysis struct {
 	Following []string `json:"-"`
 }
 
-// AnalyzeInput is what the analyzer sees: the question, the passages so far and the unresolved
-// reference links of those passages (hints).
+// AnalyzeInput is what the analyzer sees: the question, and the passages gathered so far with
+// what the run knows about each.
 type AnalyzeInput struct {
-	Question  string
-	Documents []Document
-	Hints     []Reference
-	HintFrom  []int    // for each hint, the index in Documents of the passage it comes from
-	DocRank   []int    // for each document, its rank in the search or link that found it (0 = first)
-	DocHop    []int    // for each document, the hop that first found it (1 = the first search)
+	Question string
+	// Documents is the context so far, in search order, each passage once.
+	Documents []DocFacts
 	Asked     []string // queries already searched, never asked again
-	// Named are the rules the question names by their title or defined term, fetched in the
-	// first hop ("a puff of malice" → Malice).
+	Max       int      // most new queries wanted
+}
+
+// DocFacts is a passage of the context with what the run knows about it.
+type DocFacts struct {
+	Document
+	// Rank is its best rank in the searches and links that found it (0 = first). A section
+	// fetched because the question names it counts three places lower: the question chose it,
+	// not the search.
+	Rank int
+	// Hop is the hop that first found it (1 = the first search).
+	Hop int
+	// Named are the names by which the question names it, when it was fetched in the first hop
+	// for that reason ("a puff of malice" → Malice); empty otherwise.
 	Named []string
-	Max   int // most new queries wanted
+	// Hints are its references whose targets are not yet in the context, each target once
+	// across the whole context (see Unresolved).
+	Hints []Reference
+}
+
+// Hints returns the unresolved references of all the documents, in context order.
+func (in AnalyzeInput) Hints() []Reference {
+	var out []Reference
+	for _, d := range in.Documents {
+		out = append(out, d.Hints...)
+	}
+	return out
+}
+
+// Names returns the names by which the question names passages of the context.
+func (in AnalyzeInput) Names() []string {
+	var out []string
+	for _, d := range in.Documents {
+		for _, n := range d.Named {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // Analyzer judges whether the passages answer the question and otherwise asks for what is missing.

@@ -8,12 +8,13 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	gocache "github.com/patrickmn/go-cache"
-	"golang.org/x/sync/singleflight"
+
+	"github.com/caprag/caprag/words"
 )
 
 // Strategy names, as RETRIEVAL_STRATEGY and --strategy accept them.
@@ -61,9 +62,12 @@ type PipelineOptions struct {
 
 // Pipeline answers questions: strategy, answer writer, cache.
 type Pipeline struct {
-	o      PipelineOptions
-	cache  *gocache.Cache
-	flight singleflight.Group
+	o     PipelineOptions
+	cache *gocache.Cache
+	// flights are the runs under way, by cache key: a question asked again while its run is
+	// under way waits for that run and hears its hops (singleflight).
+	mu      sync.Mutex
+	flights map[string]*flight
 }
 
 // NewPipeline checks the options and builds a pipeline.
@@ -83,7 +87,7 @@ func NewPipeline(o PipelineOptions) (*Pipeline, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pipeline{o: o}
+	p := &Pipeline{o: o, flights: map[string]*flight{}}
 	if o.CacheTTL > 0 {
 		p.cache = gocache.New(o.CacheTTL, o.CacheTTL)
 	}
@@ -169,16 +173,11 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 			return Result{Answer: a}, nil
 		}
 	}
-	ctx = WithProgress(ctx, req.Progress)
-	v, err, shared := p.flight.Do(key, func() (any, error) {
-		return p.run(ctx, key, question, strategy, req)
+	res, err := p.once(ctx, key, req.Progress, func(progress ProgressFunc) (Result, error) {
+		return p.run(ctx, key, question, strategy, req, progress)
 	})
 	if err != nil {
 		return Result{}, err
-	}
-	res := v.(Result)
-	if shared {
-		res.Answer.Sources = slices.Clone(res.Answer.Sources)
 	}
 	res.Answer.Question = question // the standalone rewrite for a follow-up
 	res.Answer.LLMCalls += llmCalls
@@ -186,15 +185,16 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-func (p *Pipeline) run(ctx context.Context, key, question, strategy string, req Request) (Result, error) {
+func (p *Pipeline) run(ctx context.Context, key, question, strategy string, req Request, progress ProgressFunc) (Result, error) {
 	st, err := p.Strategy(strategy)
 	if err != nil {
 		return Result{}, err
 	}
-	state, err := st.Execute(ctx, State{Question: question, Books: req.Books})
+	state, err := st.Execute(ctx, State{Question: question, Books: req.Books, Progress: progress})
 	if err != nil {
 		return Result{}, err
 	}
+	state.Progress = nil // the run is over
 	docs := state.Context()
 	a := Answer{Strategy: strategy, Hops: state.Hops, LLMCalls: state.LLMCalls}
 	if len(docs) == 0 {
@@ -217,6 +217,103 @@ func (p *Pipeline) run(ctx context.Context, key, question, strategy string, req 
 		p.cache.SetDefault(key, a)
 	}
 	return Result{Answer: a, State: state}, nil
+}
+
+// flight is one run under way and the callers waiting for it.
+type flight struct {
+	done    chan struct{}
+	res     Result
+	err     error
+	joiners int // callers that joined the run (under Pipeline.mu)
+
+	mu        sync.Mutex
+	listeners []*listener
+	events    []Progress // sent so far, replayed to a caller who joins late
+}
+
+// listener is a caller's progress func with the caller's context.
+type listener struct {
+	ctx context.Context
+	fn  ProgressFunc
+}
+
+// listen adds a caller's progress func and replays the events sent so far to it.
+func (f *flight) listen(ctx context.Context, fn ProgressFunc) *listener {
+	if fn == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.events {
+		fn(ctx, e)
+	}
+	l := &listener{ctx, fn}
+	f.listeners = append(f.listeners, l)
+	return l
+}
+
+// unlisten removes a caller who stopped waiting.
+func (f *flight) unlisten(l *listener) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listeners = slices.DeleteFunc(f.listeners, func(o *listener) bool { return o == l })
+}
+
+// send passes an event to every caller waiting for the run, in order.
+func (f *flight) send(_ context.Context, e Progress) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, e)
+	for _, l := range f.listeners {
+		l.fn(l.ctx, e)
+	}
+}
+
+// once runs fn for key, or, when a run for key is under way, waits for its result. Every caller
+// hears the run's progress through its own progress func (nil: none), from the start. A caller
+// that joined stops waiting when its ctx is done.
+func (p *Pipeline) once(ctx context.Context, key string, progress ProgressFunc, fn func(ProgressFunc) (Result, error)) (Result, error) {
+	p.mu.Lock()
+	f, joined := p.flights[key]
+	if joined {
+		f.joiners++
+	} else {
+		f = &flight{done: make(chan struct{})}
+		p.flights[key] = f
+	}
+	l := f.listen(ctx, progress) // before the run can end: no event is missed
+	p.mu.Unlock()
+	if joined {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			f.unlisten(l)
+			return Result{}, context.Cause(ctx)
+		}
+		res := f.res
+		res.Answer.Sources = slices.Clone(res.Answer.Sources)
+		return res, f.err
+	}
+	finished := false
+	defer func() {
+		if !finished { // fn panicked: the callers waiting get an error, this one the panic
+			f.err = errors.New("answering the question failed unexpectedly")
+		}
+		p.mu.Lock()
+		delete(p.flights, key)
+		p.mu.Unlock()
+		close(f.done)
+	}()
+	f.res, f.err = fn(f.send)
+	finished = true
+	p.mu.Lock()
+	shared := f.joiners > 0
+	p.mu.Unlock()
+	res := f.res
+	if shared {
+		res.Answer.Sources = slices.Clone(res.Answer.Sources)
+	}
+	return res, f.err
 }
 
 // evictOldest drops the entry that expires first, keeping the cache within CACHE_MAX_ENTRIES.
@@ -256,7 +353,5 @@ func (p *Pipeline) key(ctx context.Context, question, strategy string, books []s
 // NormalizeQuestion folds case, punctuation and spacing, so "Can I grapple?" and
 // "can i  grapple" are the same question.
 func NormalizeQuestion(q string) string {
-	return strings.Join(strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}), " ")
+	return words.Normalize(q)
 }

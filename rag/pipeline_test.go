@@ -3,11 +3,13 @@ package rag_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
 )
 
@@ -170,9 +172,103 @@ func TestConcurrentIdenticalQuestionsRunOnce(t *testing.T) {
 	}
 }
 
+// Two players asking the same question at the same moment share one run, and both see its hops
+// as they happen: the second one hears what the run reported before it joined, then the rest.
+func TestConcurrentIdenticalQuestionsBothSeeTheHops(t *testing.T) {
+	c := newCorpus().add("q", doc("b", "S", "t"))
+	c.block = make(chan struct{})
+	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: &echoWriter{}}, CacheTTL: time.Hour})
+	type caller struct {
+		mu     sync.Mutex
+		events []rag.Progress
+		heard  chan struct{} // closed at the first event
+		answer rag.Answer
+		err    error
+	}
+	ask := func(wg *sync.WaitGroup) *caller {
+		cl := &caller{heard: make(chan struct{})}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl.answer, cl.err = p.Answer(context.Background(), rag.Request{Question: "q", Progress: func(_ context.Context, e rag.Progress) {
+				cl.mu.Lock()
+				defer cl.mu.Unlock()
+				if cl.events = append(cl.events, e); len(cl.events) == 1 {
+					close(cl.heard)
+				}
+			}})
+		}()
+		return cl
+	}
+	wait := func(cl *caller, who string) {
+		select {
+		case <-cl.heard:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the %s caller heard no hop", who)
+		}
+	}
+	var wg sync.WaitGroup
+	first := ask(&wg)
+	wait(first, "first") // its run has started hop 1 and waits on the search
+	second := ask(&wg)
+	wait(second, "second")
+	close(c.block)
+	wg.Wait()
+	if n := c.calls.Load(); n != 1 {
+		t.Fatalf("the question was searched %d times, want one shared run", n)
+	}
+	for who, cl := range map[string]*caller{"first": first, "second": second} {
+		if cl.err != nil || len(cl.answer.Sources) != 1 {
+			t.Fatalf("%s answer: %+v, %v", who, cl.answer, cl.err)
+		}
+		var stages []rag.ProgressStage
+		for _, e := range cl.events {
+			if e.Hop.N != 1 {
+				t.Errorf("%s caller heard hop %d", who, e.Hop.N)
+			}
+			stages = append(stages, e.Stage)
+		}
+		if !slices.Equal(stages, []rag.ProgressStage{rag.HopStarted, rag.HopFinished}) {
+			t.Errorf("%s caller heard %v, want hop 1 started and finished", who, stages)
+		}
+	}
+}
+
+// A caller waiting on someone else's run stops waiting when its own context ends; the run goes on.
+func TestAJoinedCallerStopsWaitingWithItsContext(t *testing.T) {
+	c := newCorpus().add("q", doc("b", "S", "t"))
+	c.block = make(chan struct{})
+	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: &echoWriter{}}})
+	started := make(chan struct{})
+	var once sync.Once
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Answer(context.Background(), rag.Request{Question: "q", Progress: func(context.Context, rag.Progress) { once.Do(func() { close(started) }) }})
+		done <- err
+	}()
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	joined := make(chan struct{})
+	var joinOnce sync.Once
+	errc := make(chan error, 1)
+	go func() {
+		_, err := p.Answer(ctx, rag.Request{Question: "q", Progress: func(context.Context, rag.Progress) { joinOnce.Do(func() { close(joined) }) }})
+		errc <- err
+	}()
+	<-joined
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the joined caller got %v, want context.Canceled", err)
+	}
+	close(c.block)
+	if err := <-done; err != nil {
+		t.Fatalf("the run itself failed: %v", err)
+	}
+}
+
 func TestFollowUpIsRewrittenWithHistory(t *testing.T) {
 	c := newCorpus().add("what about prone? (about: can i grapple?)", doc("b", "Prone", "crawl"))
-	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: &echoWriter{}, Rewriter: rag.OfflineRewriter{}}})
+	p, _ := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Writer: &echoWriter{}, Rewriter: offline.Rewriter{}}})
 	a, err := p.Answer(context.Background(), rag.Request{Question: "what about prone?", History: []rag.Turn{{Question: "Can I grapple?", Answer: "Yes [1]"}}})
 	if err != nil || len(a.Sources) != 1 || a.Sources[0].Section != "Prone" {
 		t.Fatalf("follow-up: %+v, %v; searched %v", a, err, c.searched())

@@ -3,34 +3,22 @@ package rag
 import (
 	"context"
 	"errors"
+
+	"github.com/caprag/caprag/passage"
 )
 
-// RefKind says how a passage refers to another rule.
-type RefKind string
+// Reference is an outgoing cross-reference of a passage (see package passage).
+type Reference = passage.Reference
 
+// RefKind says how a passage refers to another rule (see package passage).
+type RefKind = passage.RefKind
+
+// The kinds of reference.
 const (
-	// RefPage is a page reference: "p. 123", "p. B370", "pp. 12-13", "page 45".
-	RefPage RefKind = "page"
-	// RefSee is a "see X" phrase: "(see the condition)", "see Powers, p. 100",
-	// "as described in the “Actions in Combat” section".
-	RefSee RefKind = "see"
-	// RefMention is the mention of another section's title in running text
-	// ("…or be paralyzed for 1 minute" mentions the section "Paralyzed").
-	RefMention RefKind = "mention"
+	RefPage    = passage.RefPage
+	RefSee     = passage.RefSee
+	RefMention = passage.RefMention
 )
-
-// Reference is an outgoing cross-reference of a passage.
-type Reference struct {
-	Kind RefKind `json:"kind"`
-	// Text is the reference as written in the passage ("see appendix PH-A", "p. B370").
-	Text string `json:"text"`
-	// Target is what it points to: a section title ("Paralyzed", "Actions in Combat") or a
-	// page ("123"; a book prefix such as "B" stays in Target: "B370").
-	Target string `json:"target"`
-	// Book names the target's book when the reference or the library makes it known; empty
-	// means any book (page references without a book prefix mean the passage's own book).
-	Book string `json:"book,omitempty"`
-}
 
 // Document is a passage as the answer writer reads it: the parent text of the child chunk that
 // matched, with where it comes from.

@@ -16,6 +16,15 @@ type State struct {
 	Hops []Hop
 	// LLMCalls counts the model calls made so far (expansion, analysis, answer, rewrite).
 	LLMCalls int
+	// Progress, when set, receives the run's hop events (never serialised).
+	Progress ProgressFunc `json:"-"`
+}
+
+// report sends a progress event to s.Progress, when set.
+func (s State) report(ctx context.Context, p Progress) {
+	if s.Progress != nil {
+		s.Progress(ctx, p)
+	}
 }
 
 // Question is one searched query with the documents it brought.
@@ -83,5 +92,5 @@ type Progress struct {
 }
 
 // ProgressFunc receives progress events. It is called from the goroutine running Execute, in
-// order; it must not block for long.
+// order; it must not block for long. A strategy reports to the State's Progress.
 type ProgressFunc func(ctx context.Context, p Progress)

@@ -9,22 +9,6 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-type progressKey struct{}
-
-// WithProgress returns a context whose strategies report progress to fn.
-func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
-	if fn == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, progressKey{}, fn)
-}
-
-func report(ctx context.Context, p Progress) {
-	if fn, ok := ctx.Value(progressKey{}).(ProgressFunc); ok {
-		fn(ctx, p)
-	}
-}
-
 // modelCall reports whether a role is backed by a language model (counted in LLMCalls) rather
 // than by offline rules.
 func modelCall(role any) int {
@@ -117,7 +101,7 @@ func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
 		queries = queries[:max(1, m.MaxQueries)]
 	}
 	hop := Hop{N: 1, Queries: queries}
-	report(ctx, Progress{Stage: HopStarted, Hop: hop})
+	s.report(ctx, Progress{Stage: HopStarted, Hop: hop})
 	qs, err := searchAll(ctx, m.Retriever, queries, 1, SearchOptions{K: m.TopK, Books: s.Books})
 	if err != nil {
 		return s, err
@@ -126,7 +110,7 @@ func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
 	hop.Sufficient = true
 	s.Questions = append(s.Questions, qs...)
 	s.Hops = append(s.Hops, hop)
-	report(ctx, Progress{Stage: HopFinished, Hop: hop})
+	s.report(ctx, Progress{Stage: HopFinished, Hop: hop})
 	return s, nil
 }
 
@@ -153,7 +137,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	opts := SearchOptions{K: m.TopK, Books: s.Books}
 	for n := 1; n <= maxHops; n++ {
 		hop := Hop{N: n, Queries: queries, Following: following}
-		report(ctx, Progress{Stage: HopStarted, Hop: hop})
+		s.report(ctx, Progress{Stage: HopStarted, Hop: hop})
 		before := keys(s)
 		var (
 			qs  []Question
@@ -180,13 +164,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 		if m.Analyzer == nil {
 			hop.Sufficient = true
 		} else {
-			docs := s.Context()
-			in := AnalyzeInput{Question: s.Question, Documents: docs, Asked: askedList, Max: max(1, m.MaxQueries), Named: named}
-			in.DocRank, in.DocHop = docRanks(s, docs, named)
-			for _, h := range Unresolved(docs) {
-				in.Hints = append(in.Hints, h.Ref)
-				in.HintFrom = append(in.HintFrom, h.Rank)
-			}
+			in := AnalyzeInput{Question: s.Question, Documents: docFacts(s, named), Asked: askedList, Max: max(1, m.MaxQueries)}
 			a, err := m.Analyzer.Analyze(ctx, in)
 			s.LLMCalls += modelCall(m.Analyzer)
 			if err != nil {
@@ -208,7 +186,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 			}
 		}
 		s.Hops = append(s.Hops, hop)
-		report(ctx, Progress{Stage: HopFinished, Hop: hop})
+		s.report(ctx, Progress{Stage: HopFinished, Hop: hop})
 		if hop.Sufficient || len(queries) == 0 {
 			break
 		}
@@ -216,31 +194,40 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	return s, nil
 }
 
-// docRanks gives each context document its best rank in the searches that found it, and the
-// hop that first found it. A section fetched because the question names it ranks after a
-// search's top results: the question chose it, not the search, so its own links are weak hints.
-func docRanks(s State, docs []Document, named []string) (ranks, hops []int) {
-	best := map[string]int{}
-	first := map[string]int{}
+// docFacts is the context of s with what the run knows about each document: its best rank in
+// the searches that found it, the hop that first found it, the names by which the question named
+// it, and its unresolved references. A section fetched because the question names it ranks after
+// a search's top results: the question chose it, not the search, so its own links are weak hints.
+func docFacts(s State, named []string) []DocFacts {
+	docs := s.Context()
+	out := make([]DocFacts, len(docs))
+	at := make(map[string]int, len(docs))
+	for i, d := range docs {
+		out[i] = DocFacts{Document: d, Rank: -1}
+		at[d.Key()] = i
+	}
 	for _, q := range s.Questions {
-		for i, d := range q.Documents {
-			k := d.Key()
-			if q.Hop == 1 && slices.Contains(named, q.Text) {
-				i += 3
+		isNamed := q.Hop == 1 && slices.Contains(named, q.Text)
+		for r, d := range q.Documents {
+			f := &out[at[d.Key()]]
+			if isNamed {
+				r += 3
+				if !slices.Contains(f.Named, q.Text) {
+					f.Named = append(f.Named, q.Text)
+				}
 			}
-			if r, ok := best[k]; !ok || i < r {
-				best[k] = i
+			if f.Rank < 0 || r < f.Rank {
+				f.Rank = r
 			}
-			if h, ok := first[k]; !ok || q.Hop < h {
-				first[k] = q.Hop
+			if f.Hop == 0 || q.Hop < f.Hop {
+				f.Hop = q.Hop
 			}
 		}
 	}
-	ranks, hops = make([]int, len(docs)), make([]int, len(docs))
-	for i, d := range docs {
-		ranks[i], hops[i] = best[d.Key()], first[d.Key()]
+	for _, h := range Unresolved(docs) {
+		out[h.Rank].Hints = append(out[h.Rank].Hints, h.Ref)
 	}
-	return ranks, hops
+	return out
 }
 
 // named fetches the sections whose titles the question itself names ("concentrating on haste"

@@ -74,12 +74,12 @@ func TestSeveralHopsForCrossBookRules(t *testing.T) {
 	a := &scriptedAnalyzer{decisions: []rag.Analysis{{NewQueries: []string{"Rapid Strike"}, Following: []string{"Rapid Strike"}}}}
 	var events []rag.Progress
 	var mu sync.Mutex
-	ctx := rag.WithProgress(context.Background(), func(_ context.Context, p rag.Progress) {
+	progress := func(_ context.Context, p rag.Progress) {
 		mu.Lock()
 		events = append(events, p)
 		mu.Unlock()
-	})
-	s, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: a, MaxHops: 3, MaxQueries: 3}.Execute(ctx, rag.State{Question: "How does Trained by a Master interact with combat"})
+	}
+	s, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: a, MaxHops: 3, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "How does Trained by a Master interact with combat", Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +90,11 @@ func TestSeveralHopsForCrossBookRules(t *testing.T) {
 	if len(s.Hops) != 2 || !books["Basic Set"] || !books["Martial Arts"] {
 		t.Fatalf("hops %+v, books %v; want 2 hops over both books", s.Hops, books)
 	}
-	if len(a.inputs[0].Hints) != 1 || a.inputs[0].Hints[0].Target != "Rapid Strike" {
-		t.Fatalf("analyzer hints %+v, want the unresolved Rapid Strike link", a.inputs[0].Hints)
+	if h := a.inputs[0].Hints(); len(h) != 1 || h[0].Target != "Rapid Strike" {
+		t.Fatalf("analyzer hints %+v, want the unresolved Rapid Strike link", h)
+	}
+	if d := a.inputs[1].Documents; len(d) != 2 || d[1].Book != "Martial Arts" || d[1].Hop != 2 || d[0].Hop != 1 || len(d[0].Hints) != 0 {
+		t.Fatalf("second analysis sees %+v, want Basic Set from hop 1 with its link resolved, Martial Arts from hop 2", d)
 	}
 	want := []rag.ProgressStage{rag.HopStarted, rag.HopFinished, rag.HopStarted, rag.HopFinished}
 	if len(events) != 4 {
@@ -107,6 +110,48 @@ func TestSeveralHopsForCrossBookRules(t *testing.T) {
 	}
 	if events[3].Hop.New != 1 || !events[3].Hop.Sufficient {
 		t.Fatalf("hop 2 end %+v", events[3].Hop)
+	}
+}
+
+// The analyzer gets one fact sheet per passage: its best rank (a passage fetched because the
+// question names it counts three places lower), the hop that found it, the names the question
+// names it by, and its own unresolved references.
+func TestAnalyzerSeesEachPassagesFacts(t *testing.T) {
+	poisons := doc("Rules", "Poisons", "Malice (Inhaled). A creature is poisoned.")
+	named := doc("Rules", "Poisons 2", "Torpor (Ingested). A creature is incapacitated.")
+	c := titled{newCorpus().
+		add("what does malice do to me", doc("Creatures", "Assassin", "Assassins use poisons (see Poisons).", rag.Reference{Kind: rag.RefSee, Text: "see Poisons", Target: "Poisons"}), poisons,
+			doc("Rules", "Saving Throws", "Roll a d20.", rag.Reference{Kind: rag.RefSee, Text: "see Advantage", Target: "Advantage"})).
+		add("malice", poisons).
+		add("torpor", named), []string{"Malice", "Torpor"}}
+	a := &scriptedAnalyzer{}
+	_, err := rag.MultiHop{Retriever: c, Resolver: c, Analyzer: a, MaxHops: 2, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "What does malice do to me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fact struct {
+		section     string
+		rank, hop   int
+		named, hint string
+	}
+	var got []fact
+	for _, d := range a.inputs[0].Documents {
+		f := fact{section: d.Section, rank: d.Rank, hop: d.Hop, named: strings.Join(d.Named, ",")}
+		for _, h := range d.Hints {
+			f.hint += h.Target
+		}
+		got = append(got, f)
+	}
+	want := []fact{
+		{"Assassin", 0, 1, "", ""}, // its link to Poisons is resolved: Poisons is in the context
+		{"Poisons", 1, 1, "Malice", ""},
+		{"Saving Throws", 2, 1, "", "Advantage"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("analyzer facts\n got %+v\nwant %+v", got, want)
+	}
+	if names := a.inputs[0].Names(); !slices.Equal(names, []string{"Malice"}) {
+		t.Errorf("Names() = %q", names)
 	}
 }
 
@@ -232,7 +277,7 @@ func TestFirstHopFetchesTheRulesTheQuestionNames(t *testing.T) {
 	if len(s.Hops) != 1 || !slices.Contains(sections, "Haste") || !slices.Contains(sections, "Concentration") {
 		t.Fatalf("hops %d, context %v; want Haste fetched in hop 1 beside the search", len(s.Hops), sections)
 	}
-	if len(an.inputs) != 1 || !slices.Equal(an.inputs[0].Named, []string{"Haste"}) {
+	if len(an.inputs) != 1 || !slices.Equal(an.inputs[0].Names(), []string{"Haste"}) {
 		t.Errorf("the analyzer is not told which rules the question names: %+v", an.inputs)
 	}
 }

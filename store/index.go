@@ -14,7 +14,9 @@ import (
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/words"
 )
 
 // entry is one child passage with its vector.
@@ -43,10 +45,10 @@ type index struct {
 	entries    map[string]*entry
 	order      []*entry // by book, position
 	lex        *bm25
-	parents    map[string][]*entry        // parent ID → children
-	refs       map[string][]rag.Reference // parent ID → outgoing references
-	titles     map[string][]string        // normalised heading → parent IDs (first parent of each section first)
-	pages      map[string][]string        // book\x00page → parent IDs
+	parents    map[string][]*entry            // parent ID → children
+	refs       map[string][]passage.Reference // parent ID → outgoing references
+	titles     map[string][]string            // normalised heading → parent IDs (first parent of each section first)
+	pages      map[string][]string            // book\x00page → parent IDs
 	version    string
 	bookCounts map[string]int // book name → passages
 	titleIndex *ingest.TitleIndex
@@ -90,8 +92,8 @@ func (x *index) rebuild() {
 	docs := make([][]string, len(x.order))
 	for i, e := range x.order {
 		// The section's last heading counts twice: rule names live in headings.
-		h := rag.LastHeading(e.P.Section)
-		docs[i] = embed.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
+		h := passage.LastHeading(e.P.Section)
+		docs[i] = words.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
 	}
 	x.lex = newBM25(docs)
 	x.bookCounts = map[string]int{}
@@ -133,22 +135,22 @@ func (x *index) rebuild() {
 			}
 		}
 	}
-	x.refs = make(map[string][]rag.Reference, len(parentList))
+	x.refs = make(map[string][]passage.Reference, len(parentList))
 	for i, p := range parentList {
 		x.refs[parentIDs[i]] = append(ingest.ExplicitRefs(p.Text), x.titleIndex.Mentions(p)...)
 	}
 }
 
 // headingKeys are the lookup keys of a section: its last heading, normalised and stemmed.
-func headingKeys(section string) []string { return nameKeys(rag.LastHeading(section)) }
+func headingKeys(section string) []string { return nameKeys(passage.LastHeading(section)) }
 
 // nameKeys are the lookup keys of a title: normalised and stemmed.
 func nameKeys(t string) []string {
 	if t == "" {
 		return nil
 	}
-	n := ingest.NormalizeTitle(t)
-	s := strings.Join(embed.Tokens(t), " ")
+	n := words.Normalize(t)
+	s := strings.Join(words.Tokens(t), " ")
 	if s == n || s == "" {
 		return []string{n}
 	}
@@ -188,7 +190,7 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 		batch := es[lo:min(lo+embedBatch, len(es))]
 		texts := make([]string, len(batch))
 		for i, e := range batch {
-			texts[i] = rag.LastHeading(e.P.Section) + "\n" + e.P.Text
+			texts[i] = passage.LastHeading(e.P.Section) + "\n" + e.P.Text
 		}
 		vecs, err := x.emb.EmbedDocuments(ctx, texts)
 		if err != nil {
@@ -322,7 +324,7 @@ func (x *index) Retrieve(ctx context.Context, query string, opts rag.SearchOptio
 	books := bookFilter(opts.Books)
 	scores := map[*entry]float64{}
 	if x.mode != Vector {
-		for rank, i := range x.lex.search(embed.Tokens(query), depth, func(i int) bool { return books.ok(x.order[i].P.Book) }) {
+		for rank, i := range x.lex.search(words.Tokens(query), depth, func(i int) bool { return books.ok(x.order[i].P.Book) }) {
 			scores[x.order[i]] += 1 / float64(rrfK+rank+1)
 		}
 	}
@@ -369,7 +371,7 @@ func (x *index) doc(e *entry, score float64) rag.Document {
 
 // Resolve returns the passages a reference points to: the passages of a page for a page
 // reference, the start of the section whose title the reference names otherwise.
-func (x *index) Resolve(ctx context.Context, from rag.Document, ref rag.Reference, opts rag.SearchOptions) ([]rag.Document, error) {
+func (x *index) Resolve(ctx context.Context, from rag.Document, ref passage.Reference, opts rag.SearchOptions) ([]rag.Document, error) {
 	k := opts.K
 	if k <= 0 {
 		k = 3
@@ -379,7 +381,7 @@ func (x *index) Resolve(ctx context.Context, from rag.Document, ref rag.Referenc
 	books := bookFilter(opts.Books)
 	var pids []string
 	switch ref.Kind {
-	case rag.RefPage:
+	case passage.RefPage:
 		book := cmp.Or(ref.Book, from.Book)
 		page := strings.TrimLeft(ref.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 		pids = x.pages[book+"\x00"+page]
@@ -406,8 +408,8 @@ func (x *index) Resolve(ctx context.Context, from rag.Document, ref rag.Referenc
 // stemmed heading, then a heading that starts with the target ("appendix PH-A" → "Appendix PH-A:
 // Conditions"). Only the first parent of each section is returned first.
 func (x *index) titleParents(target, book string) []string {
-	n := ingest.NormalizeTitle(target)
-	s := strings.Join(embed.Tokens(target), " ")
+	n := words.Normalize(target)
+	s := strings.Join(words.Tokens(target), " ")
 	pick := func(pids []string) []string {
 		if book == "" {
 			return pids
@@ -509,7 +511,7 @@ func cosineTop(es []*entry, vec []float32, n int, ok func(*entry) bool) []string
 }
 
 // Mentions returns the section titles of the books that a text (a question) names.
-func (x *index) Mentions(_ context.Context, text string) ([]rag.Reference, error) {
+func (x *index) Mentions(_ context.Context, text string) ([]passage.Reference, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	if x.titleIndex == nil {
@@ -518,7 +520,7 @@ func (x *index) Mentions(_ context.Context, text string) ([]rag.Reference, error
 	p := ingest.Passage{Text: text}
 	refs := x.titleIndex.Mentions(p)
 	for _, r := range x.termIndex.Mentions(p) {
-		if !slices.ContainsFunc(refs, func(o rag.Reference) bool { return strings.EqualFold(o.Target, r.Target) }) {
+		if !slices.ContainsFunc(refs, func(o passage.Reference) bool { return strings.EqualFold(o.Target, r.Target) }) {
 			refs = append(refs, r)
 		}
 	}

@@ -20,7 +20,7 @@ func caprag(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-func offline(t *testing.T) string {
+func offlineEnv(t *testing.T) string {
 	dir := t.TempDir()
 	t.Setenv("DATA_DIR", dir)
 	for _, k := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LLM_PROVIDER", "RETRIEVAL_STRATEGY", "VECTOR_STORE", "EMBEDDINGS_PROVIDER"} {
@@ -31,7 +31,7 @@ func offline(t *testing.T) string {
 }
 
 func TestAskAnswersFromTheSampleBooks(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	code, out, errOut := caprag(t, "ask", "Can I still cast a spell while I am grappled?")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -45,7 +45,7 @@ func TestAskAnswersFromTheSampleBooks(t *testing.T) {
 }
 
 func TestAskJSONShape(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	code, out, errOut := caprag(t, "ask", "--json", "What happens when I fall unconscious?", "--strategy", "multi-question")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -80,7 +80,7 @@ func TestAskJSONShape(t *testing.T) {
 }
 
 func TestInvalidStrategyExits2(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	t.Setenv("RETRIEVAL_STRATEGY", "single-shot")
 	code, _, errOut := caprag(t, "ask", "Can I grapple?")
 	if code != 2 || !strings.Contains(errOut, "RETRIEVAL_STRATEGY") || !strings.Contains(errOut, "multi-hop, multi-question") {
@@ -98,7 +98,7 @@ func TestInvalidStrategyExits2(t *testing.T) {
 }
 
 func TestIngestBooksSearchRemove(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	books := t.TempDir()
 	os.WriteFile(filepath.Join(books, "House Rules.md"), []byte("# House Rules\n\n## Critical Fumbles\n\nA natural 1 on an attack drops the weapon.\n\n## Flanking\n\nTwo allies on opposite sides get advantage.\n"), 0o644)
 	os.WriteFile(filepath.Join(books, "broken.pdf"), []byte("%PDF-1.4 this is not really a pdf"), 0o644)
@@ -145,7 +145,7 @@ func TestIngestBooksSearchRemove(t *testing.T) {
 }
 
 func TestEvalReportsBothStrategies(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	set := filepath.Join(t.TempDir(), "set.jsonl")
 	os.WriteFile(set, []byte(`{"id":"s1","question":"Can I still cast a spell while I am grappled?","kind":"multi-hop","style":"book-terms","gold":[{"book":"Conditions and Hazards","section":"Grappled"},{"book":"Spells and Magic","section":"Components"}]}
 {"id":"s2","question":"How much cover bonus does a low wall give?","kind":"single-hop","style":"book-terms","gold":[{"book":"Core Rules","section":"Cover"}]}

@@ -8,6 +8,7 @@ import (
 	"github.com/caprag/caprag/evalset"
 	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/internal/testenv"
+	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/store"
 )
@@ -39,7 +40,7 @@ func TestEvalOnTheSRD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: rag.Offline()})
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models()})
 	if err != nil {
 		t.Fatal(err)
 	}

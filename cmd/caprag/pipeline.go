@@ -6,6 +6,7 @@ import (
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/llm"
+	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/samplebooks"
 	"github.com/caprag/caprag/store"
@@ -54,7 +55,7 @@ func (a *app) models() (rag.Models, error) {
 		if a.cfg.LLMProviderDefaulted {
 			a.log.Info("no model configured (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY or LLM_PROVIDER): answering offline, by quoting the books")
 		}
-		return rag.Offline(), nil
+		return offline.Models(), nil
 	}
 	m, err := llm.New(a.cfg, a.log)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 // Section paths in `search --json` are printed as written, not HTML-escaped ("\u003e").
 func TestSearchJSONKeepsSectionPathsReadable(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	books := t.TempDir()
 	os.WriteFile(filepath.Join(books, "House Rules.md"), []byte("# House Rules\n\n## Critical Fumbles & Flops\n\nA natural 1 on an attack drops the weapon.\n"), 0o644)
 	if code, _, errOut := caprag(t, "ingest", books); code != 0 {

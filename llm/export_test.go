@@ -1,0 +1,4 @@
+package llm
+
+// Facts is facts, for the external tests.
+var Facts = facts
