@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/passage"
 )
 
 // checkPassages asserts what every book's passages promise, whatever the input: sizes, no empty
@@ -96,7 +96,7 @@ func FuzzExplicitRefs(f *testing.F) {
 			if r.Target == "" || !strings.Contains(text, strings.TrimSpace(r.Text)) {
 				t.Fatalf("reference %+v: empty target or text not in the passage", r)
 			}
-			if r.Kind == rag.RefPage && !pageTarget.MatchString(r.Target) {
+			if r.Kind == passage.RefPage && !pageTarget.MatchString(r.Target) {
 				t.Fatalf("page reference %+v: target is not a page", r)
 			}
 		}

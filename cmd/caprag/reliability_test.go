@@ -30,7 +30,7 @@ func process(args ...string) *exec.Cmd {
 // Row 3 of issue 11: two `caprag ingest` runs on one DATA_DIR lost one of the two books (3 of 3
 // trials), and both exited 0. Now every run's book is kept.
 func TestTwoIngestProcessesKeepEveryBook(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	t.Setenv("STORE_LOCK_TIMEOUT", "2m")
 	dir := t.TempDir()
 	const n = 4
@@ -72,7 +72,7 @@ func TestTwoIngestProcessesKeepEveryBook(t *testing.T) {
 // Row 7 of issue 11 on the command line: a symlinked folder is loaded, and a folder problem is
 // reported while the rest loads (exit 1).
 func TestIngestLoadsTheRestOfAFolder(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	root := t.TempDir()
 	books := filepath.Join(root, "books")
 	os.MkdirAll(books, 0o755)
@@ -91,7 +91,7 @@ func TestIngestLoadsTheRestOfAFolder(t *testing.T) {
 // Row 5 of issue 11 on the command line: a 200 MB Markdown file is refused at once by the size
 // limit, with the setting named; a raised limit is honoured.
 func TestIngestRefusesAFileOverTheLimit(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.md")
 	f, _ := os.Create(big)
@@ -119,7 +119,7 @@ func TestIngestRefusesAFileOverTheLimit(t *testing.T) {
 
 // Row 11 of issue 11: Ctrl-C said only "context canceled".
 func TestInterruptedSaysSo(t *testing.T) {
-	offline(t)
+	offlineEnv(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\nRule.\n"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -135,7 +135,7 @@ func TestInterruptedSaysSo(t *testing.T) {
 
 // Row 8 of issue 11 on the command line: a damaged store is named, with what to run.
 func TestDamagedStoreIsNamed(t *testing.T) {
-	data := offline(t)
+	data := offlineEnv(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "a.md"), []byte("# Movement\n\nThe creature can move in that direction on its next turn.\n"), 0o644)
 	if code, _, errOut := caprag(t, "ingest", dir); code != 0 {
