@@ -58,6 +58,9 @@ type sink interface {
 	final(ctx context.Context, msgs [][]*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error)
 	// fail replaces the reply with an error message.
 	fail(ctx context.Context, text string) error
+	// notice tells the player, in a message of its own, that the reply could not be shown (the
+	// reply itself is replaced too when Discord lets it).
+	notice(ctx context.Context, text string) error
 }
 
 func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interaction) error {
@@ -105,7 +108,7 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 	if c != nil {
 		a.threadID, a.conv = i.ChannelID, c
 	}
-	_, err := h.answer(ctx, a, &interactionSink{r: r, i: i})
+	_, err := h.answer(ctx, a, &interactionSink{r: r, i: i, private: a.private})
 	return err
 }
 
@@ -121,16 +124,34 @@ func checkQuestion(q string) string {
 	return ""
 }
 
-// answer runs the pipeline with progress shown in s, then shows the answer (or the error).
+// Time to show an answer. An interaction token lives 15 minutes (expires keeps a margin): the
+// answer must leave at least deliverTime to show it, retried as long as that takes, and the
+// last noticeTime of the token is kept for saying that it could not be shown. A reply posted as
+// a channel message has no token: it gets deliverTime and noticeTime after the answer.
+const (
+	deliverTime = 2 * time.Minute
+	noticeTime  = 30 * time.Second
+	// progressTime bounds one progress edit with its retries: a lost progress edit is replaced
+	// by the next, and the answer waits for a running one.
+	progressTime = 10 * time.Second
+)
+
+// undelivered is the notice a player gets when the reply could not be shown.
+const undelivered = "⚠️ Discord did not accept my reply to this question, so it is missing or incomplete here. Please ask again."
+
+// answer runs the pipeline with progress shown in s, then shows the answer (or the error). A
+// reply that Discord still refuses when its time is up is followed by a short notice.
 func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	start := h.opt.Now()
 	deadline := start.Add(h.opt.AnswerTimeout)
-	if !a.expires.IsZero() && a.expires.Add(-20*time.Second).Before(deadline) {
-		deadline = a.expires.Add(-20 * time.Second)
+	if !a.expires.IsZero() {
+		deadline = minTime(deadline, a.expires.Add(-noticeTime-deliverTime))
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	th := newThrottle(ctx, h.opt.EditInterval, func(ctx context.Context, text string) {
+		ctx, cancel := context.WithTimeout(ctx, progressTime)
+		defer cancel()
 		if err := s.progress(ctx, text); err != nil {
 			h.log.Warn("progress edit", "err", err)
 		}
@@ -150,13 +171,18 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	}
 	ans, err := h.opt.Answerer.Answer(ctx, req)
 	th.stop()
-	// The final message gets its own short deadline: the answer's may be spent, the
-	// interaction token (15 minutes) is not.
-	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	// Showing the reply has its own deadline: the answer's may be spent, the token is not.
+	deliverBy := h.opt.Now().Add(deliverTime)
+	if !a.expires.IsZero() {
+		deliverBy = a.expires.Add(-noticeTime)
+	}
+	base := context.WithoutCancel(ctx)
+	fctx, fcancel := context.WithDeadline(base, deliverBy)
 	defer fcancel()
 	if err != nil {
 		if ferr := s.fail(fctx, h.errorText(ctx, err, a)); ferr != nil {
 			h.log.Error("show error", "err", ferr)
+			h.notify(base, s, deliverBy)
 		}
 		return nil, fmt.Errorf("rule: answer %q: %w", a.question, err)
 	}
@@ -168,6 +194,7 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	}
 	msg, err := s.final(fctx, answerMessages(ans), answerButtons(a.private))
 	if err != nil {
+		h.notify(base, s, deliverBy)
 		return nil, fmt.Errorf("rule: show answer: %w", err)
 	}
 	rec := &record{Question: a.question, Answer: ans, Books: a.books, Strategy: a.strategy, Private: a.private, ChannelID: a.channelID, ThreadID: a.threadID}
@@ -176,6 +203,29 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	}
 	h.log.Info("answered", "question", a.question, "strategy", ans.Strategy, "hops", len(ans.Hops), "cached", ans.Cached, "sources", len(ans.Sources), "elapsed", ans.Elapsed)
 	return rec, nil
+}
+
+// notify tells the player that the reply could not be shown, within noticeTime after from.
+func (h *Handler) notify(ctx context.Context, s sink, from time.Time) {
+	ctx, cancel := context.WithDeadline(ctx, maxTime(from, h.opt.Now()).Add(noticeTime))
+	defer cancel()
+	if err := s.notice(ctx, undelivered); err != nil {
+		h.log.Error("notice of an undelivered reply", "err", err)
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // errorText says an answer's failure in the user's words.
@@ -441,8 +491,35 @@ func answerButtons(private bool) []discordgo.MessageComponent {
 
 // interactionSink shows a reply in an interaction's original response and its follow-ups.
 type interactionSink struct {
-	r Responder
-	i *discordgo.Interaction
+	r       Responder
+	i       *discordgo.Interaction
+	private bool
+	// shown is set once the answer's first message replaced the reply: a notice then must not
+	// replace it.
+	shown bool
+}
+
+// notice sends the text as a follow-up (a route of its own, which may work when edits do not),
+// then tries to replace the reply with it, each in half the time left.
+func (s *interactionSink) notice(ctx context.Context, text string) error {
+	half := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		half, cancel = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/2))
+		defer cancel()
+	}
+	flags := discordgo.MessageFlags(0)
+	if s.private {
+		flags = discordgo.MessageFlagsEphemeral
+	}
+	_, err := s.r.Followup(half, s.i, &discordgo.WebhookParams{Content: text, Flags: flags, AllowedMentions: noPings()})
+	if s.shown {
+		return err
+	}
+	if ferr := s.fail(ctx, text); err != nil {
+		return errors.Join(err, ferr)
+	}
+	return nil
 }
 
 func (s *interactionSink) progress(ctx context.Context, text string) error {
@@ -468,6 +545,7 @@ func (s *interactionSink) final(ctx context.Context, msgs [][]*discordgo.Message
 	if err != nil {
 		return nil, err
 	}
+	s.shown = true
 	flags := discordgo.MessageFlags(0)
 	if msg != nil {
 		flags = msg.Flags & discordgo.MessageFlagsEphemeral
@@ -554,6 +632,12 @@ func (s *channelSink) final(ctx context.Context, msgs [][]*discordgo.MessageEmbe
 		}
 	}
 	return msg, nil
+}
+
+// notice posts the text as a new message: the message being edited is what failed.
+func (s *channelSink) notice(ctx context.Context, text string) error {
+	_, err := s.send(ctx, &discordgo.MessageSend{Content: text})
+	return err
 }
 
 func (s *channelSink) fail(ctx context.Context, text string) error {
