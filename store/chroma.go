@@ -122,13 +122,18 @@ func (c *Chroma) wrap(what string, err error) error {
 	return fmt.Errorf("%s on the Chroma server at %s: %w", what, c.url, err)
 }
 
-// locked runs f under the collection's lock (f alone when there is no lock).
+// locked runs f under the collection's lock (f alone when there is no lock). A reader that
+// cannot create the lock file (a read-only DATA_DIR) reads without it; one that finds it held
+// past STORE_LOCK_TIMEOUT fails.
 func (c *Chroma) locked(ctx context.Context, mode LockMode, f func() error) error {
 	if c.lockPath == "" {
 		return f()
 	}
 	l, err := Lock(ctx, c.lockPath, mode, c.lockOpt)
 	if err != nil {
+		if mode == Shared && !errors.Is(err, ErrLocked) && ctx.Err() == nil {
+			return f()
+		}
 		return fmt.Errorf("reading the books: %w", err)
 	}
 	defer l.Unlock()
