@@ -61,6 +61,19 @@ type Config struct {
 	OpenAIAPIKey    string        `envconfig:"OPENAI_API_KEY"`
 	OllamaURL       string        `envconfig:"OLLAMA_URL" default:"http://localhost:11434"`
 	AnthropicAPIKey string        `envconfig:"ANTHROPIC_API_KEY"`
+	// AnthropicBaseURL is an Anthropic-compatible gateway or proxy; empty means Anthropic's API.
+	AnthropicBaseURL string `envconfig:"ANTHROPIC_BASE_URL"`
+	// LLMContextTokens is the model's context window the prompts are fitted into; 0 means the
+	// provider's (read from the model for Ollama).
+	LLMContextTokens int `envconfig:"LLM_CONTEXT_TOKENS" default:"0"`
+	// Output limits, in tokens: the answer, and the JSON replies (expansion, analysis).
+	LLMAnswerMaxTokens int `envconfig:"LLM_ANSWER_MAX_TOKENS" default:"1024"`
+	LLMJSONMaxTokens   int `envconfig:"LLM_JSON_MAX_TOKENS" default:"512"`
+	// Retries of a model or embedding request after a transient failure, the longest wait
+	// between two attempts, and the connections kept open per host.
+	LLMRetries      int           `envconfig:"LLM_RETRIES" default:"3"`
+	LLMRetryMaxWait time.Duration `envconfig:"LLM_RETRY_MAX_WAIT" default:"20s"`
+	LLMMaxConns     int           `envconfig:"LLM_MAX_CONNS" default:"64"`
 
 	// Retrieval and answers.
 	RetrievalStrategy string        `envconfig:"RETRIEVAL_STRATEGY" default:"multi-hop"`
@@ -199,6 +212,14 @@ func (c Config) Validate() error {
 	if c.StoreLockTimeout < 0 {
 		errs = append(errs, &Error{Var: "STORE_LOCK_TIMEOUT", Value: c.StoreLockTimeout.String(), Accepted: `a duration of 0 (do not wait) or more, such as "2m"`})
 	}
+	if c.LLMContextTokens != 0 {
+		between("LLM_CONTEXT_TOKENS", c.LLMContextTokens, 1024, 2_000_000)
+	}
+	between("LLM_ANSWER_MAX_TOKENS", c.LLMAnswerMaxTokens, 64, 100_000)
+	between("LLM_JSON_MAX_TOKENS", c.LLMJSONMaxTokens, 64, 100_000)
+	between("LLM_RETRIES", c.LLMRetries, 0, 10)
+	between("LLM_MAX_CONNS", c.LLMMaxConns, 1, 10_000)
+	positive("LLM_RETRY_MAX_WAIT", c.LLMRetryMaxWait, 10*time.Minute)
 	positive("CACHE_TTL", c.CacheTTL, 0)
 	positive("LLM_TIMEOUT", c.LLMTimeout, 0)
 	// An interaction token lives 15 minutes; the answer must land before it expires.
@@ -207,6 +228,7 @@ func (c Config) Validate() error {
 	absURL("CHROMA_URL", c.ChromaURL, false)
 	absURL("OPENAI_BASE_URL", c.OpenAIBaseURL, true)
 	absURL("OLLAMA_URL", c.OllamaURL, false)
+	absURL("ANTHROPIC_BASE_URL", c.AnthropicBaseURL, true)
 	absURL("DISCORD_API_URL", c.DiscordAPIURL, false)
 	if c.DataDir == "" {
 		errs = append(errs, &Error{Var: "DATA_DIR", Value: "", Accepted: "a folder path"})

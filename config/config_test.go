@@ -50,6 +50,13 @@ func TestInvalidSettingsNameVariableAndAcceptedValues(t *testing.T) {
 		{"MAX_BOOK_TEXT_MB", "5000", "from 1 to 1024"},
 		{"STORE_LOCK_TIMEOUT", "-1s", "0 (do not wait) or more"},
 		{"STORE_LOCK_TIMEOUT", "soon", "duration"},
+		{"LLM_CONTEXT_TOKENS", "100", "from 1024"},
+		{"LLM_ANSWER_MAX_TOKENS", "0", "from 64"},
+		{"LLM_JSON_MAX_TOKENS", "lots", "whole number"},
+		{"LLM_RETRIES", "20", "from 0 to 10"},
+		{"LLM_RETRY_MAX_WAIT", "1h", "up to 10m"},
+		{"LLM_MAX_CONNS", "0", "from 1"},
+		{"ANTHROPIC_BASE_URL", "gateway.local", "http"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {

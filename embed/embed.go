@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"net/http"
 	"strings"
 
 	"github.com/tmc/langchaingo/embeddings"
@@ -24,8 +25,21 @@ type Embedder interface {
 	ID() string
 }
 
+// Option configures New.
+type Option func(*options)
+
+type options struct{ http *http.Client }
+
+// WithHTTPClient sends the openai and ollama embedders' requests through c (the models'
+// pooled, retrying client) instead of a client of their own.
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.http = c } }
+
 // New builds the embedder the settings ask for.
-func New(cfg config.Config) (Embedder, error) {
+func New(cfg config.Config, opts ...Option) (Embedder, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	switch cfg.EmbeddingsProvider {
 	case "local", "":
 		return NewLocal(LocalDims), nil
@@ -36,11 +50,14 @@ func New(cfg config.Config) (Embedder, error) {
 		if model == "" {
 			model = "text-embedding-3-small"
 		}
-		opts := []openai.Option{openai.WithEmbeddingModel(model), openai.WithToken(orPlaceholder(cfg.OpenAIAPIKey))}
+		lopts := []openai.Option{openai.WithEmbeddingModel(model), openai.WithToken(orPlaceholder(cfg.OpenAIAPIKey)), openai.WithOrganization("")}
 		if cfg.OpenAIBaseURL != "" {
-			opts = append(opts, openai.WithBaseURL(cfg.OpenAIBaseURL))
+			lopts = append(lopts, openai.WithBaseURL(cfg.OpenAIBaseURL))
 		}
-		client, err := openai.New(opts...)
+		if o.http != nil {
+			lopts = append(lopts, openai.WithHTTPClient(o.http))
+		}
+		client, err := openai.New(lopts...)
 		if err != nil {
 			return nil, fmt.Errorf("embeddings (openai): %w", err)
 		}
@@ -50,7 +67,11 @@ func New(cfg config.Config) (Embedder, error) {
 		if model == "" {
 			model = "nomic-embed-text"
 		}
-		client, err := ollama.New(ollama.WithModel(model), ollama.WithServerURL(cfg.OllamaURL))
+		lopts := []ollama.Option{ollama.WithModel(model), ollama.WithServerURL(cfg.OllamaURL)}
+		if o.http != nil {
+			lopts = append(lopts, ollama.WithHTTPClient(o.http))
+		}
+		client, err := ollama.New(lopts...)
 		if err != nil {
 			return nil, fmt.Errorf("embeddings (ollama): %w", err)
 		}

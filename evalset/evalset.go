@@ -1,7 +1,8 @@
 // Package evalset reads retrieval evaluation sets (JSON Lines of questions with the book
 // sections that answer them) and applies their matching rule: a passage matches a gold entry
 // when its book equals the gold book and its section heading path contains the gold section,
-// both case-insensitively and with typographic quotes folded.
+// both case-insensitively and with typographic quotes folded. MatchSection compares the section
+// alone, for a corpus that holds the same rules as one book (the SRD as one PDF).
 package evalset
 
 import (
@@ -90,10 +91,29 @@ func Fold(s string) string {
 
 var quotes = strings.NewReplacer("’", "'", "‘", "'", "“", `"`, "”", `"`)
 
+// Match is what of a passage's origin is compared with a gold entry.
+type Match string
+
+// Matching rules.
+const (
+	// MatchBookSection compares the book and the section heading path: the set's own rule.
+	MatchBookSection Match = "book-section"
+	// MatchSection compares the section heading path only, for a corpus that is one book.
+	MatchSection Match = "section"
+)
+
 // Matches reports whether a passage from book with the given section heading path matches the
 // gold entry.
 func (g Gold) Matches(book, section string) bool {
-	return Fold(book) == Fold(g.Book) && strings.Contains(Fold(section), Fold(g.Section))
+	return g.MatchesBy(MatchBookSection, book, section)
+}
+
+// MatchesBy is Matches under a matching rule.
+func (g Gold) MatchesBy(m Match, book, section string) bool {
+	if m != MatchSection && Fold(book) != Fold(g.Book) {
+		return false
+	}
+	return strings.Contains(Fold(section), Fold(g.Section))
 }
 
 // Passage is where a retrieved passage comes from.
@@ -105,9 +125,14 @@ type Passage struct {
 // Recall returns how many of the question's gold entries some passage matches, and whether all
 // are matched (full recall).
 func (q Question) Recall(passages []Passage) (matched int, full bool) {
+	return q.RecallBy(MatchBookSection, passages)
+}
+
+// RecallBy is Recall under a matching rule.
+func (q Question) RecallBy(m Match, passages []Passage) (matched int, full bool) {
 	for _, g := range q.Gold {
 		for _, p := range passages {
-			if g.Matches(p.Book, p.Section) {
+			if g.MatchesBy(m, p.Book, p.Section) {
 				matched++
 				break
 			}

@@ -63,3 +63,20 @@ func TestLoadSharedDevSet(t *testing.T) {
 		t.Errorf("dev set: %d questions, kinds %v; want 45 = 15 single-hop + 30 multi-hop", len(qs), kinds)
 	}
 }
+
+// With MatchSection a passage of any book matches by its section alone: the SRD read as one PDF
+// ("System Reference Document 5.1") answers gold entries written for its Markdown chapters.
+func TestMatchSection(t *testing.T) {
+	g := Gold{Book: "conditions", Section: "Paralyzed"}
+	pdf, path := "System Reference Document 5.1", "Appendix PH-A: Conditions > Paralyzed"
+	if g.Matches(pdf, path) {
+		t.Error("book-section rule matches another book")
+	}
+	if !g.MatchesBy(MatchSection, pdf, path) || g.MatchesBy(MatchSection, pdf, "Appendix PH-A: Conditions > Poisoned") {
+		t.Error("section rule does not compare the section alone")
+	}
+	q := Question{Gold: []Gold{g, {Book: "spells", Section: "Hold Person"}}}
+	if m, full := q.RecallBy(MatchSection, []Passage{{pdf, path}, {pdf, "Spells > Hold Person"}}); m != 2 || !full {
+		t.Errorf("RecallBy(section) = %d, %v", m, full)
+	}
+}

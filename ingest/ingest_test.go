@@ -434,11 +434,7 @@ func TestSRDMarkdownCorpus(t *testing.T) {
 }
 
 func TestSRDPDFPrintedPages(t *testing.T) {
-	path := testenv.SRDPDF(t)
-	b, err := LoadFile(context.Background(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := srdPDF(t)
 	if b.Pages != 403 {
 		t.Fatalf("%d pages, want 403", b.Pages)
 	}
@@ -450,16 +446,23 @@ func TestSRDPDFPrintedPages(t *testing.T) {
 			t.Fatalf("whitespace not normalised: %q", p.Text)
 		}
 	}
-	// "Contests in Combat" is on the page whose footer reads "System Reference Document 5.1 96".
-	for _, p := range b.Passages {
-		if strings.Contains(p.Text, "Contests in Combat") {
-			if p.Page != 96 {
-				t.Errorf("Contests in Combat cited on page %d", p.Page)
+	// "Grappling" is on the page whose footer reads "System Reference Document 5.1 95",
+	// "Contests in Combat" on 96 and "Paralyzed" on 358; each is a section of its own.
+	for title, page := range map[string]int{"Grappling": 95, "Contests in Combat": 96, "Paralyzed": 358} {
+		found := false
+		for _, p := range b.Passages {
+			if strings.HasSuffix(p.Section, " > "+title) {
+				found = true
+				if p.Page != page {
+					t.Errorf("%s cited on page %d, want %d", title, p.Page, page)
+				}
+				break
 			}
-			return
+		}
+		if !found {
+			t.Errorf("no section %q", title)
 		}
 	}
-	t.Error("no passage holds Contests in Combat")
 }
 
 // BenchmarkPDFText reads the text of the real SRD PDF with caprag and with poppler's pdftotext,

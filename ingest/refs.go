@@ -114,6 +114,7 @@ type title struct {
 	exact []string // for each word, the form the text must show ("" for any inflection)
 	text  string   // as written
 	book  string   // "" when several books have this title
+	part  string   // top-level heading of its section; "" when several parts have this title
 }
 
 // TitleIndex finds mentions of section titles in passage text.
@@ -129,7 +130,7 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 	for _, p := range ps {
 		heading := passage.LastHeading(p.Section)
 		for _, t := range passage.TitleNames(heading) {
-			names = append(names, Name{Text: t, Target: heading, Book: p.Book})
+			names = append(names, Name{Text: t, Target: heading, Book: p.Book, Part: passage.TopHeading(p.Section)})
 		}
 	}
 	return newNameIndex(names, ps, len(ps)/12+5)
@@ -137,7 +138,7 @@ func NewTitleIndex(ps []Passage) *TitleIndex {
 
 // Name is a name a text may mention: Text as matched, Target as the reference names it, and the
 // book that holds it.
-type Name struct{ Text, Target, Book string }
+type Name struct{ Text, Target, Book, Part string }
 
 // NewTermIndex indexes the rules defined inside sections under a run-in heading (see
 // DefinedTerms; defined is its result for ps): "Malice" of the sample poisons. Terms mentioned by more than termMentions
@@ -201,13 +202,16 @@ func newNameIndex(names []Name, ps []Passage, limit int) *TitleIndex {
 			if old.book != n.Book {
 				old.book = ""
 			}
+			if old.part != n.Part || old.book == "" {
+				old.part = ""
+			}
 			continue
 		}
 		stems := words.Stems(n.Text)
 		if len(stems) == 0 || len(stems) > 8 {
 			continue
 		}
-		tt := &title{words: stems, exact: exactForms(n.Text), text: n.Target, book: n.Book}
+		tt := &title{words: stems, exact: exactForms(n.Text), text: n.Target, book: n.Book, part: n.Part}
 		all[key] = tt
 		idx.byFirst[stems[0]] = append(idx.byFirst[stems[0]], tt)
 	}
@@ -287,7 +291,7 @@ func (idx *TitleIndex) Mentions(p Passage) []passage.Reference {
 			continue
 		}
 		seen[t.text] = true
-		refs = append(refs, passage.Reference{Kind: passage.RefMention, Text: t.text, Target: t.text, Book: t.book})
+		refs = append(refs, passage.Reference{Kind: passage.RefMention, Text: t.text, Target: t.text, Book: t.book, Part: t.part})
 	}
 	return refs
 }

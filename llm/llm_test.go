@@ -30,7 +30,7 @@ var (
 func models(t testing.TB, cfg config.Config) (rag.Models, *logBuffer) {
 	t.Helper()
 	log, buf := newLog()
-	m, err := llm.New(cfg, log)
+	m, err := llm.New(cfg, llm.Options{Log: log, HTTPClient: llm.NewHTTPClient(llm.HTTPOptions{Retries: 1, MinWait: time.Millisecond, MaxWait: 10 * time.Millisecond, Log: log})})
 	if err != nil {
 		t.Fatalf("llm.New: %v", err)
 	}
@@ -141,10 +141,10 @@ func TestRequestsCarryModelJSONModeAndContext(t *testing.T) {
 	analyze := reqs[1].Text("user")
 	for _, want := range []string{
 		question,
-		"[1] Players Handbook — Combat > Grappling, p. 195\nWhen you want to grab a creature",
-		"[2] SRD — Appendix A > Prone\nA prone creature's only movement",
-		`"see Conditions" → Grappled (SRD)`,
-		`"p. 290" → page 290`,
+		`<passage id="1" book="Players Handbook" section="Combat › Grappling" page="195">` + "\nWhen you want to grab a creature",
+		`<passage id="2" book="SRD" section="Appendix A › Prone">` + "\nA prone creature's only movement",
+		`"see Conditions" in passage 1 → Grappled (SRD)`,
+		`"p. 290" in passage 1 → page 290`,
 		"Queries already searched:\n- grappling rules",
 	} {
 		if !strings.Contains(analyze, want) {
@@ -152,12 +152,12 @@ func TestRequestsCarryModelJSONModeAndContext(t *testing.T) {
 		}
 	}
 	write := reqs[2].Text("user")
-	for _, want := range []string{"Q: What is a grapple?", "[1] Players Handbook", "[2] SRD", "Question: " + question} {
+	for _, want := range []string{"Q: What is a grapple?", `<passage id="1" book="Players Handbook"`, `<passage id="2" book="SRD"`, "Question: " + question} {
 		if !strings.Contains(write, want) {
 			t.Errorf("answer prompt lacks %q:\n%s", want, write)
 		}
 	}
-	for _, want := range []string{"only the numbered passages", "[1]", "do not cover", "language of the question"} {
+	for _, want := range []string{"using only the passages", "[1]", "do not cover", "Answer in English"} {
 		if !strings.Contains(reqs[2].Text("system"), want) {
 			t.Errorf("answer instructions lack %q", want)
 		}
@@ -192,7 +192,7 @@ func TestMalformedReplyIsRetriedOnce(t *testing.T) {
 	if !strings.Contains(retry.Text("assistant"), "I think the queries are") || !strings.Contains(retry.Text("user"), "not valid") {
 		t.Errorf("the retry does not show the model its bad reply and ask again: %+v", retry.Messages)
 	}
-	if !strings.Contains(logs.String(), "malformed model reply") {
+	if !strings.Contains(logs.String(), "malformed or cut model reply") {
 		t.Errorf("the retry was not logged:\n%s", logs)
 	}
 }
@@ -325,7 +325,7 @@ func TestOllamaProvider(t *testing.T) {
 		t.Errorf("Write = %q, %v", s, err)
 	}
 	for _, r := range srv.Requests() {
-		if r.Path != "/api/chat" || r.Model != "test-model" || r.JSONMode() != (r.Role() != "write") || r.Options.NumCtx != llm.OllamaContextTokens {
+		if r.Path != "/api/chat" || r.Model != "test-model" || r.JSONMode() != (r.Role() != "write") || r.Options.NumCtx != 4096 {
 			t.Errorf("%s request: path %s, model %q, format %q, num_ctx %d", r.Role(), r.Path, r.Model, r.Format, r.Options.NumCtx)
 		}
 	}
@@ -344,8 +344,16 @@ func TestServerRejectingJSONModeIsAskedWithoutIt(t *testing.T) {
 			t.Errorf("Expand = %q, %v", q, err)
 		}
 	}
-	if n := len(srv.Requests()); n != 3 {
-		t.Errorf("%d requests, want 3: one refused, then JSON mode stays off", n)
+	var formats []string
+	for _, r := range srv.Requests() {
+		f := "none"
+		if r.ResponseFormat != nil {
+			f = r.ResponseFormat.Type
+		}
+		formats = append(formats, f)
+	}
+	if want := []string{"json_schema", "json_object", "none", "none"}; !slices.Equal(formats, want) {
+		t.Errorf("response formats asked = %q, want %q: each refused once, then the prompt alone from then on", formats, want)
 	}
 }
 
@@ -356,11 +364,11 @@ func TestNewRejectsIncompleteSettings(t *testing.T) {
 		{LLMProvider: "offline", LLMTimeout: time.Second},
 		{LLMProvider: "openai", OpenAIAPIKey: "k", LLMTimeout: 0},
 	} {
-		if _, err := llm.New(cfg, nil); err == nil {
+		if _, err := llm.New(cfg, llm.Options{}); err == nil {
 			t.Errorf("New(%+v) succeeded, want an error naming the missing setting", cfg)
 		}
 	}
-	m, err := llm.New(config.Config{LLMProvider: "anthropic", AnthropicAPIKey: "k", LLMTimeout: time.Second}, nil)
+	m, err := llm.New(config.Config{LLMProvider: "anthropic", AnthropicAPIKey: "k", LLMTimeout: time.Second}, llm.Options{})
 	if err != nil || m.Writer == nil || m.Expander == nil || m.Analyzer == nil || m.Rewriter == nil {
 		t.Errorf("New(anthropic) = %+v, %v", m, err)
 	}

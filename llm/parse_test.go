@@ -18,20 +18,55 @@ func TestDecodeJSON(t *testing.T) {
 		{"prose with braces first", "Verdict {see below}: {\"sufficient\": false, \"new_queries\": [\"a\", 3, \"b\"]} done", false, []string{"a", "b"}, true},
 		{"string booleans", `{"sufficient": "yes"}`, true, nil, true},
 		{"reasoning first", "<think>{\"sufficient\": true}</think>\n{\"sufficient\": false, \"new_queries\": \"a\"}", false, []string{"a"}, true},
-		{"missing verdict", `{"new_queries": ["a"]}`, false, nil, false},
+		{"no verdict but queries: insufficient", `{"new_queries": ["a"]}`, false, []string{"a"}, true},
+		{"renamed keys", `{"is_sufficient": "no", "search_queries": ["a"]}`, false, []string{"a"}, true},
+		{"null queries", `{"missing": ["b"], "new_queries": null, "sufficient": false}`, false, nil, true},
+		{"the last object is the answer", "Example: {\"sufficient\": true}\nMy answer: {\"sufficient\": false, \"new_queries\": [\"a\"]}", false, []string{"a"}, true},
+		{"lone closing tag", "Maybe {\"sufficient\": true} fits.</think>\n{\"sufficient\": false, \"new_queries\": [\"a\"]}", false, []string{"a"}, true},
+		{"unclosed reasoning", "{\"sufficient\": false, \"new_queries\": [\"a\"]}<think>but wait, {\"sufficient\": true}", false, []string{"a"}, true},
+		{"only an unclosed reasoning", "<think>Is it {\"sufficient\": true}", false, nil, false},
+		{"empty object", `{}`, false, nil, false},
 		{"truncated", `{"sufficient": false, "new_queries": ["a"`, false, nil, false},
 		{"no JSON", "I am not sure.", false, nil, false},
 		{"empty", "", false, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := decodeJSON(stripReasoning(tc.text), func(v verdict) bool { return v.Sufficient.set })
+			text, _ := stripReasoning(tc.text)
+			v, err := decodeJSON(text, func(v verdict) bool { return v.ok })
 			if (err == nil) != tc.ok {
 				t.Fatalf("err = %v, want ok=%v", err, tc.ok)
 			}
-			if tc.ok && (v.Sufficient.v != tc.want || !slices.Equal([]string(v.NewQueries), tc.wantQ)) {
+			if tc.ok && (v.Sufficient.v != tc.want || !slices.Equal(v.Queries, tc.wantQ)) {
 				t.Errorf("got %+v, want sufficient=%v queries=%q", v, tc.want, tc.wantQ)
 			}
 		})
+	}
+}
+
+func TestStripReasoning(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		unclosed bool
+	}{
+		{"<think>a</think>answer", "answer", false},
+		{"<THINKING>a\nb</THINKING> answer <reasoning>c</reasoning>", "answer", false},
+		{"reasoning with no opening tag</think>\nanswer", "answer", false},
+		{"<think>x</think> more thought </think> answer", "answer", false},
+		{"answer <think>and a thought cut at the limit", "answer", true},
+		{"<think>a thought cut at the limit", "", true},
+		{"plain answer", "plain answer", false},
+	} {
+		got, unclosed := stripReasoning(tc.in)
+		if got != tc.want || unclosed != tc.unclosed {
+			t.Errorf("stripReasoning(%q) = %q, %v; want %q, %v", tc.in, got, unclosed, tc.want, tc.unclosed)
+		}
+	}
+}
+
+func TestPlaceholdersAreNotQueries(t *testing.T) {
+	got := cleanQueries([]string{"query", "first query", "<search query>", "…", "...", "Query 1", "{query}", "", "  ", "Grappled", "new spell slots", "N/A"}, nil, 10)
+	if want := []string{"Grappled", "new spell slots"}; !slices.Equal(got, want) {
+		t.Errorf("cleanQueries kept %q, want %q", got, want)
 	}
 }
 
@@ -54,19 +89,6 @@ func TestCleanQueries(t *testing.T) {
 	got := cleanQueries([]string{" Grappled ", "", "grappled?", "How does it work", "Prone", "Stunned"}, []string{"how does  it work?"}, 2)
 	if want := []string{"Grappled", "Prone"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
-	}
-}
-
-func TestFixCitations(t *testing.T) {
-	for in, want := range map[string]string{
-		"a [1] b [2]":         "a [1] b [2]",
-		"a [1, 2; 3]":         "a [1][2][3]",
-		"a [0] [4] [3]":       "a   [3]",
-		"roll [2d6] or [1,9]": "roll [2d6] or [1]",
-	} {
-		if got := fixCitations(in, 3); got != want {
-			t.Errorf("fixCitations(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

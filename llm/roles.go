@@ -1,19 +1,16 @@
 package llm
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/caprag/caprag/rag"
 )
 
 // The four roles. Each has Calls, the number of model requests made by all roles built by the
-// same New (retries included): the pipeline can tell model-backed roles from offline ones by it.
+// same New (retries included).
 var (
 	_ rag.Expander = (*Expander)(nil)
 	_ rag.Analyzer = (*Analyzer)(nil)
@@ -24,21 +21,24 @@ var (
 // defaultMax is the number of new queries asked for when the caller gives no bound.
 const defaultMax = 3
 
+// errRefused is a structured role's model declining to answer.
+var errRefused = errors.New("the model refused")
+
 // Expander rewrites a question into search queries with the model.
 type Expander struct{ c *client }
 
 // Calls returns the model requests made so far by the roles sharing this model.
 func (e *Expander) Calls() int64 { return e.c.Calls() }
 
-// Expand returns at most max search queries other than question, one model call (a retry on a
-// malformed reply). When the model fails or keeps replying malformed JSON, it logs and returns
-// no query (the pipeline searches the original question alone); it returns an error only when
-// ctx itself is done. max < 1 returns nil without a call.
+// Expand returns at most max search queries other than question: one model call, a second on
+// a malformed or cut reply. When the model fails or keeps replying malformed JSON, it logs and
+// returns no query (the pipeline searches the original question alone); it returns an error
+// only when ctx itself is done. max < 1 returns nil without a call.
 func (e *Expander) Expand(ctx context.Context, question string, max int) ([]string, error) {
 	if max < 1 {
 		return nil, nil
 	}
-	reply, err := structured(ctx, e.c, "expand", expandPrompt(question, max), `{"queries": ["query"]}`,
+	reply, err := structured(ctx, e.c, "expand", expandPrompt(question, max), expandSchema, `{"queries": ["…"]}`,
 		func(r expansion) bool { return r.ok })
 	if err != nil {
 		if ctx.Err() != nil {
@@ -50,65 +50,26 @@ func (e *Expander) Expand(ctx context.Context, question string, max int) ([]stri
 	return cleanQueries(reply.queries, []string{question}, max), nil
 }
 
-// expansion is the expander's reply: {"queries": [...]}, a bare array, or an object whose only
-// list of strings is the queries.
-type expansion struct {
-	queries []string
-	ok      bool
-}
-
-func (x *expansion) UnmarshalJSON(b []byte) error {
-	var list stringList
-	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")) {
-		if err := list.UnmarshalJSON(b); err != nil {
-			return err
-		}
-		*x = expansion{queries: list, ok: true}
-		return nil
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return err
-	}
-	if raw, found := obj["queries"]; found {
-		if list.UnmarshalJSON(raw) == nil {
-			*x = expansion{queries: list, ok: true}
-		}
-		return nil
-	}
-	lists := 0
-	for _, raw := range obj {
-		var l stringList
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) && l.UnmarshalJSON(raw) == nil {
-			lists++
-			list = l
-		}
-	}
-	if lists == 1 {
-		*x = expansion{queries: list, ok: true}
-	}
-	return nil
-}
-
 // Analyzer judges with the model whether the passages answer the question.
 type Analyzer struct{ c *client }
 
 // Calls returns the model requests made so far by the roles sharing this model.
 func (a *Analyzer) Calls() int64 { return a.c.Calls() }
 
-// Analyze returns the model's verdict, one model call (a retry on a malformed reply). New queries
-// never repeat in.Asked or the question, and are at most in.Max (3 when unset). Following names
-// the hint targets the queries follow, else the queries. When the model fails or keeps replying
-// malformed JSON, it logs and returns sufficient (the pipeline answers from what it has); it
-// returns an error only when ctx itself is done. Insufficient with no new query can happen (the
-// model wants something it cannot name, or only repeats searched queries).
+// Analyze returns the model's verdict: one model call, a second on a malformed or cut reply.
+// New queries never repeat in.Asked or the question, are never template placeholders, and are
+// at most in.Max (3 when unset); when the model names missing rules but no query, the missing
+// rules are the queries. Following names the hint targets the queries follow, else the queries.
+// When the model fails or keeps replying malformed JSON, it logs and returns sufficient (the
+// pipeline answers from what it has); it returns an error only when ctx itself is done.
 func (a *Analyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.Analysis, error) {
 	max := in.Max
 	if max < 1 {
 		max = defaultMax
 	}
-	reply, err := structured(ctx, a.c, "analyze", analyzePrompt(in, max), `{"sufficient": true, "new_queries": []}`,
-		func(r verdict) bool { return r.Sufficient.set })
+	budget := a.c.contextTokens(ctx) - a.c.jsonTokens - tokenMargin
+	reply, err := structured(ctx, a.c, "analyze", analyzePrompt(in, max, budget), analyzeSchema,
+		`{"missing": ["…"], "new_queries": ["…"], "sufficient": false}`, func(r verdict) bool { return r.ok })
 	if err != nil {
 		if ctx.Err() != nil {
 			return rag.Analysis{}, fmt.Errorf("llm: analyze: %w", context.Cause(ctx))
@@ -116,34 +77,31 @@ func (a *Analyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.Analys
 		a.c.log.Warn("sufficiency analysis failed: answering from the passages found", "error", err.Error())
 		return rag.Analysis{Sufficient: true}, nil
 	}
-	if reply.Sufficient.v {
+	skip := append([]string{in.Question}, in.Asked...)
+	queries := cleanQueries(reply.Queries, skip, max)
+	if len(queries) == 0 {
+		queries = cleanQueries(reply.Missing, skip, max)
+	}
+	if reply.Sufficient.set && reply.Sufficient.v {
 		return rag.Analysis{Sufficient: true}, nil
 	}
-	queries := reply.NewQueries
-	if len(queries) == 0 {
-		queries = reply.Queries
+	if !reply.Sufficient.set && len(queries) == 0 {
+		return rag.Analysis{Sufficient: true}, nil
 	}
-	queries = cleanQueries(queries, append([]string{in.Question}, in.Asked...), max)
-	return rag.Analysis{NewQueries: queries, Following: following(queries, in.Hints())}, nil
-}
-
-// verdict is the analyzer's reply.
-type verdict struct {
-	Sufficient flexBool   `json:"sufficient"`
-	NewQueries stringList `json:"new_queries"`
-	Queries    stringList `json:"queries"`
+	_, hs := analysisView(in)
+	return rag.Analysis{NewQueries: queries, Following: following(queries, hs)}, nil
 }
 
 // following names what each query follows: the target of the hint it mentions, else the query.
-func following(queries []string, hints []rag.Reference) []string {
+func following(queries []string, hints []hintView) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, q := range queries {
 		name := q
 		nq := normalize(q)
 		for _, h := range hints {
-			if t := normalize(h.Target); h.Kind != rag.RefPage && t != "" && strings.Contains(nq, t) {
-				name = h.Target
+			if t := normalize(h.ref.Target); h.ref.Kind != rag.RefPage && t != "" && strings.Contains(nq, t) {
+				name = h.ref.Target
 				break
 			}
 		}
@@ -161,31 +119,71 @@ type Writer struct{ c *client }
 // Calls returns the model requests made so far by the roles sharing this model.
 func (w *Writer) Calls() int64 { return w.c.Calls() }
 
-// Write answers question from docs only, citing them [1], [2]… in the order given; one model
-// call. Citations of passages that do not exist are removed and "[1, 2]" becomes "[1][2]". An
-// error wraps ErrNoModel and reads "the language model did not answer: …".
+// cutNote ends an answer the model's output limit cut.
+const cutNote = "\n\n(This answer was cut short: the model reached its output limit, LLM_ANSWER_MAX_TOKENS.)"
+
+// Write answers question from docs only, citing them [1], [2]… in the order given: one model
+// call, a second when the answer cites no passage, or the model called a tool or spent its
+// output limit reasoning instead of answering. Citations are normalised (rag.NormalizeCitations); reasoning is removed however it
+// is marked; a cut answer ends saying it was cut; a refusal is said in plain words. An error
+// wraps ErrNoModel and reads "the language model did not answer: …".
 func (w *Writer) Write(ctx context.Context, question string, docs []rag.Document, history []rag.Turn) (string, error) {
-	text, err := w.c.generate(ctx, "write", writePrompt(question, docs, history), false, 0.2)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrNoModel, err)
+	budget := w.c.contextTokens(ctx) - w.c.answerTokens - tokenMargin
+	msgs := writePrompt(question, docs, history, budget)
+	var last string
+	for attempt := 0; attempt < 2; attempt++ {
+		resp, err := w.c.call(ctx, request{role: "write", msgs: msgs, maxTokens: w.c.answerTokens, temperature: 0.2})
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrNoModel, err)
+		}
+		if s := refusal(resp); s != "" {
+			return s, nil
+		}
+		text, unclosed := stripReasoning(resp.text)
+		cut := resp.finish == finishLength || unclosed
+		if text == "" {
+			if attempt == 0 && (resp.toolCall || cut) {
+				// A tool call instead of an answer, or a reasoning the output limit cut: ask
+				// once more, for the answer itself.
+				msgs = append(msgs[:len(msgs):len(msgs)], user("Answer now in plain text, citing the passages, without calling any tool and without thinking aloud."))
+				continue
+			}
+			if cut {
+				return "", fmt.Errorf("%w: the reply was cut at the output limit before any answer (LLM_ANSWER_MAX_TOKENS=%d)", ErrNoModel, w.c.answerTokens)
+			}
+			return "", fmt.Errorf("%w: the reply was empty", ErrNoModel)
+		}
+		text, cited := rag.NormalizeCitations(text, len(docs))
+		if cut {
+			return text + cutNote, nil
+		}
+		if len(cited) > 0 || len(docs) == 0 {
+			return text, nil
+		}
+		last = text
+		w.c.log.Info("the answer cites no passage, asking again", "reply", truncate(text, 200))
+		msgs = append(msgs[:len(msgs):len(msgs)], assistant(resp.text), user(citeAgainPrompt))
 	}
-	return fixCitations(text, len(docs)), nil
+	return last, nil
 }
 
-// citation matches "[1]", "[1, 2]" and "[1][2]" style citations.
-var citation = regexp.MustCompile(`\[(\d+(?:\s*[,;]\s*\d+)*)\]`)
-
-// fixCitations keeps the citations of passages 1..n, one bracket per number.
-func fixCitations(text string, n int) string {
-	return citation.ReplaceAllStringFunc(text, func(m string) string {
-		var b strings.Builder
-		for _, f := range strings.FieldsFunc(m[1:len(m)-1], func(r rune) bool { return r == ',' || r == ';' || r == ' ' }) {
-			if k, err := strconv.Atoi(f); err == nil && k >= 1 && k <= n {
-				b.WriteString("[" + f + "]")
-			}
-		}
-		return b.String()
-	})
+// refusal returns what the player reads when the model declined: its own words when it gave
+// some, said as a refusal.
+func refusal(r response) string {
+	if r.finish != finishRefusal && r.finish != finishFilter && r.refusal == "" {
+		return ""
+	}
+	why := strings.TrimSpace(r.refusal)
+	if why == "" {
+		why, _ = stripReasoning(r.text)
+	}
+	if r.finish == finishFilter && why == "" {
+		return "The language model's provider blocked this answer with its content filter."
+	}
+	if why == "" {
+		return "The language model declined to answer this question."
+	}
+	return "The language model declined to answer this question: " + truncate(why, 300)
 }
 
 // Rewriter turns a follow-up into a standalone question with the model.
@@ -195,18 +193,22 @@ type Rewriter struct{ c *client }
 func (r *Rewriter) Calls() int64 { return r.c.Calls() }
 
 // Rewrite returns the follow-up as a standalone question; one model call, none when history is
-// empty (the follow-up is returned as is). When the model fails it logs and returns the follow-up
-// unchanged; it returns an error only when ctx itself is done.
+// empty (the follow-up is returned as is). When the model fails, refuses or is cut, it logs and
+// returns the follow-up unchanged; it returns an error only when ctx itself is done.
 func (r *Rewriter) Rewrite(ctx context.Context, followUp string, history []rag.Turn) (string, error) {
 	if len(history) == 0 {
 		return followUp, nil
 	}
-	text, err := r.c.generate(ctx, "rewrite", rewritePrompt(followUp, history), false, 0)
+	resp, err := r.c.call(ctx, request{role: "rewrite", msgs: rewritePrompt(followUp, history), maxTokens: r.c.jsonTokens})
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("llm: rewrite: %w", context.Cause(ctx))
 		}
 		r.c.log.Warn("follow-up rewriting failed: using the follow-up as asked", "error", err.Error())
+		return followUp, nil
+	}
+	text, unclosed := stripReasoning(resp.text)
+	if refusal(resp) != "" || unclosed || resp.finish == finishLength {
 		return followUp, nil
 	}
 	if q := standalone(text); q != "" {
@@ -231,27 +233,40 @@ func standalone(text string) string {
 	return ""
 }
 
-// structured asks for a JSON reply of shape (an example, for the retry) and decodes it into a T
-// accepted by ok. A malformed reply is answered once with a request to fix it.
-func structured[T any](ctx context.Context, c *client, role string, msgs []message, shape string, ok func(T) bool) (T, error) {
+// structured asks for a JSON reply following s and decodes it into a T accepted by ok. A
+// malformed reply, or one cut at the output limit, is asked again once (shape is the example
+// the retry shows); a refusal is not.
+func structured[T any](ctx context.Context, c *client, role string, msgs []message, s *schema, shape string, ok func(T) bool) (T, error) {
 	var zero T
-	text, err := c.generate(ctx, role, msgs, true, 0)
-	if err != nil {
-		return zero, err
+	for attempt := 0; ; attempt++ {
+		resp, err := c.call(ctx, request{role: role, msgs: msgs, schema: s, maxTokens: c.jsonTokens})
+		if err != nil {
+			return zero, err
+		}
+		if why := refusal(resp); why != "" {
+			return zero, fmt.Errorf("%w: %s", errRefused, why)
+		}
+		text, unclosed := stripReasoning(resp.text)
+		if text == "" && resp.toolArgs != "" {
+			text = resp.toolArgs // a server that parsed the reply as a tool call
+		}
+		cut := resp.finish == finishLength || unclosed
+		if !cut {
+			if v, err := decodeJSON(text, ok); err == nil {
+				return v, nil
+			}
+		}
+		if attempt == 1 {
+			if cut {
+				return zero, fmt.Errorf("the reply was cut at the output limit twice (LLM_JSON_MAX_TOKENS=%d)", c.jsonTokens)
+			}
+			return zero, fmt.Errorf("malformed reply twice (%q): %w", truncate(text, 200), errNoJSON)
+		}
+		c.log.Info("malformed or cut model reply, asking again", "role", role, "finish", resp.finish, "reply", truncate(text, 200))
+		retry := append(msgs[:len(msgs):len(msgs)], user(fmt.Sprintf(retryPrompt, shape)))
+		if text != "" && !cut {
+			retry = append(msgs[:len(msgs):len(msgs)], assistant(text), user(fmt.Sprintf(retryPrompt, shape)))
+		}
+		msgs = retry
 	}
-	v, err := decodeJSON(text, ok)
-	if err == nil {
-		return v, nil
-	}
-	c.log.Info("malformed model reply, asking again", "role", role, "reply", truncate(text, 200))
-	retry := append(msgs[:len(msgs):len(msgs)], assistant(text), user(fmt.Sprintf(retryPrompt, shape)))
-	text, err = c.generate(ctx, role, retry, true, 0)
-	if err != nil {
-		return zero, err
-	}
-	v, err = decodeJSON(text, ok)
-	if err != nil {
-		return zero, fmt.Errorf("malformed reply twice (%q): %w", truncate(text, 200), err)
-	}
-	return v, nil
 }

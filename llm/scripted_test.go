@@ -23,7 +23,7 @@ type chatRequest struct {
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
-	Format  string `json:"format"` // Ollama
+	Format  json.RawMessage `json:"format"` // Ollama
 	Options struct {
 		NumCtx int `json:"num_ctx"`
 	} `json:"options"` // Ollama
@@ -35,7 +35,7 @@ type chatRequest struct {
 
 // JSONMode reports whether the request asked for JSON (OpenAI response_format or Ollama format).
 func (r chatRequest) JSONMode() bool {
-	return (r.ResponseFormat != nil && r.ResponseFormat.Type == "json_object") || r.Format == "json"
+	return (r.ResponseFormat != nil && r.ResponseFormat.Type != "text") || len(r.Format) > 0
 }
 
 // Text returns the content of the messages with role, joined.
@@ -50,20 +50,7 @@ func (r chatRequest) Text(role string) string {
 }
 
 // Role says which caprag role sent the request, from its system prompt.
-func (r chatRequest) Role() string {
-	sys := r.Text("system")
-	switch {
-	case strings.Contains(sys, "alternative search queries"):
-		return "expand"
-	case strings.Contains(sys, "judge whether"):
-		return "analyze"
-	case strings.Contains(sys, "standalone question"):
-		return "rewrite"
-	case strings.Contains(sys, "You answer rules questions"):
-		return "write"
-	}
-	return "unknown"
-}
+func (r chatRequest) Role() string { return roleOf(r.Text("system")) }
 
 // reply is a scripted answer.
 type reply struct {
@@ -134,7 +121,7 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"model":%q,"created_at":"2026-11-23T00:00:00Z","message":{"role":"assistant","content":%s},"done":true,"done_reason":"stop"}`+"\n", req.Model, content)
 		return
 	}
-	fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, req.Model, content)
+	fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}]}`, req.Model, content)
 }
 
 // Requests returns the requests received so far.

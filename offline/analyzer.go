@@ -89,7 +89,7 @@ func (Analyzer) Analyze(_ context.Context, in rag.AnalyzeInput) (rag.Analysis, e
 			case rag.RefMention:
 				// Even when the best passage answers the question, a rule of another book that it
 				// names and the question speaks of is worth reading ("find familiar" for a familiar).
-				if covered && !(rank == 0 && h.Book != "" && h.Book != d.Book && distinctive(h.Target)) {
+				if covered && !(rank == 0 && elsewhere(h, d.Book, d.Section) && distinctive(h.Target)) {
 					continue
 				}
 				if _, ok := sentences[from]; !ok {
@@ -103,9 +103,9 @@ func (Analyzer) Analyze(_ context.Context, in rag.AnalyzeInput) (rag.Analysis, e
 					score = 4 - rank/2
 				case overlap && rank <= 2:
 					score = 5 - rank
-				case hop == 1 && h.Book != "" && h.Book != d.Book && (rank <= 1 && rel >= minSentenceOverlap || rank <= 3 && rel >= minSentenceOverlap+1):
+				case hop == 1 && elsewhere(h, d.Book, d.Section) && (rank <= 1 && rel >= minSentenceOverlap || rank <= 3 && rel >= minSentenceOverlap+1):
 					score = max(1, rel-rank)
-				case hop == 1 && rank <= 0 && rel >= 1 && h.Book != "" && h.Book != d.Book:
+				case hop == 1 && rank <= 0 && rel >= 1 && elsewhere(h, d.Book, d.Section):
 					// The best passage names a rule of another book in a sentence about the question.
 					score = 1
 				default:
@@ -142,6 +142,16 @@ func (Analyzer) Analyze(_ context.Context, in rag.AnalyzeInput) (rag.Analysis, e
 	a.Following = a.NewQueries
 	a.Sufficient = len(a.NewQueries) == 0
 	return a, nil
+}
+
+// elsewhere reports whether a mention names a rule of another book — or of another part (top-level
+// heading) of the same book, so that a book holding a whole rules corpus, such as the SRD as one
+// PDF, links between its chapters as a corpus of several books links between its books.
+func elsewhere(h rag.Reference, book, section string) bool {
+	if h.Book == "" {
+		return false
+	}
+	return h.Book != book || h.Part != "" && h.Part != passage.TopHeading(section)
 }
 
 // minSentenceOverlap is how many question words the sentence naming a cross-book rule must share

@@ -152,6 +152,34 @@ func TestAnalyzerReadsTheOtherBooksRuleTheQuestionNames(t *testing.T) {
 	}
 }
 
+// In one book that holds a whole rules corpus (the SRD as one PDF), a rule of another part of the
+// book that the best passage names is read as a rule of another book would be; a rule of the
+// passage's own part, or of a part not known, is not.
+func TestAnalyzerReadsAnotherPartsRuleAsAnotherBooks(t *testing.T) {
+	const book = "Complete Rules"
+	q := "A warlock with Pact of the Chain takes an imp as her familiar. Can the imp attack in combat with its sting?"
+	docs := []rag.Document{
+		{Book: book, Section: "Classes > Warlock > Pact of the Chain", Text: "Pact of the Chain: a warlock learns the find familiar spell; the familiar can take the form of an imp. In combat, when you attack, the familiar can attack with its sting. Chain pact familiars follow the chain master."},
+		{Book: book, Section: "Monsters > Imp", Text: "Sting. Melee weapon attack: the imp deals piercing damage."},
+		{Book: book, Section: "Classes > Warlock > Thirsting Blade", Text: "You can attack twice with your pact weapon."},
+	}
+	hints := []rag.Reference{
+		{Kind: rag.RefMention, Text: "Find Familiar", Target: "Find Familiar", Book: book, Part: "Spells"},
+		{Kind: rag.RefMention, Text: "Chain Master", Target: "Chain Master", Book: book, Part: "Classes"},
+	}
+	a := analyze(t, q, docs, hints, []int{0, 0})
+	if !asks(a, "Find Familiar") {
+		t.Errorf("the spell of another part is not read: %q", a.NewQueries)
+	}
+	if asks(a, "Chain Master") {
+		t.Errorf("a rule of the passage's own part is followed as if it were elsewhere: %q", a.NewQueries)
+	}
+	hints[0].Part = ""
+	if a := analyze(t, q, docs, hints, []int{0, 0}); asks(a, "Find Familiar") {
+		t.Errorf("a rule of the same book in an unknown part is followed as another book's: %q", a.NewQueries)
+	}
+}
+
 // A rule of another book named, by the short form of its title ("Material (M)" as "material"),
 // in a sentence that holds three of the question's words is followed even from the fourth
 // passage; a sentence that holds two is not enough there.

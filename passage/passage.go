@@ -35,6 +35,18 @@ type Reference struct {
 	// Book names the target's book when the reference or the library makes it known; empty
 	// means any book (page references without a book prefix mean the passage's own book).
 	Book string `json:"book,omitempty"`
+	// Part is the top-level heading of the target's section path, when the library knows it:
+	// a book that holds a whole rules corpus (the SRD as one PDF) links between its parts as a
+	// corpus of several books links between books.
+	Part string `json:"part,omitempty"`
+}
+
+// TopHeading is the first heading of a section path ("Combat > Grappling" → "Combat").
+func TopHeading(path string) string {
+	if i := strings.Index(path, " > "); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // LastHeading is the last heading of a section path ("Combat > Grappling" → "Grappling").

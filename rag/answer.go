@@ -37,12 +37,17 @@ type Answer struct {
 	Strategy string `json:"strategy"`
 	// Text cites its sources as [1], [2]… numbered as in Sources.
 	Text string `json:"answer"`
-	// Sources lists every passage handed to the answer writer, numbered from 1.
+	// Sources lists the passages the answer cites, numbered [1]..[n] in the order the text
+	// first cites them (the writer's citations renumbered to match).
 	Sources []Source `json:"sources"`
+	// Context lists every passage handed to the answer writer: the cited ones first, with their
+	// numbers in Sources, then the others (numbered on from n+1) in retrieval order.
+	Context []Source `json:"context"`
 	Hops    []Hop    `json:"hops"`
 	// Cached is true when the answer came from the cache.
-	Cached   bool `json:"cached"`
-	LLMCalls int  `json:"llm_calls"`
+	Cached bool `json:"cached"`
+	// LLMCalls is every model request made for this answer, retries included.
+	LLMCalls int `json:"llm_calls"`
 	// Elapsed is the pipeline time of this request (for a cached answer: the lookup).
 	Elapsed time.Duration `json:"-"`
 }

@@ -3,6 +3,7 @@ package rag
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 )
 
 // The three model roles of the pipeline (SPEC.md, "Retrieval strategies"), plus the follow-up
@@ -92,4 +93,21 @@ type Models struct {
 	Analyzer Analyzer
 	Writer   Writer
 	Rewriter Rewriter
+}
+
+type modelCallsKey struct{}
+
+// CountModelCalls is how a model-backed role reports the requests it sent for the question
+// under way, retries included (they appear in Answer.LLMCalls). Roles without a model never
+// call it. Safe for concurrent use.
+func CountModelCalls(ctx context.Context, n int) {
+	if c, ok := ctx.Value(modelCallsKey{}).(*atomic.Int64); ok {
+		c.Add(int64(n))
+	}
+}
+
+// withModelCalls returns a context whose model requests are counted in the returned counter.
+func withModelCalls(ctx context.Context) (context.Context, *atomic.Int64) {
+	c := &atomic.Int64{}
+	return context.WithValue(ctx, modelCallsKey{}, c), c
 }

@@ -57,8 +57,15 @@ type PipelineOptions struct {
 	TopK       int
 	CacheTTL   time.Duration // 0: no cache
 	CacheMax   int
-	Log        *slog.Logger
+	// WriterShare is the share of a request's remaining time (its context's deadline) kept for
+	// the answer writer: retrieval stops at the rest, and the answer is written from what was
+	// found by then. 0 means DefaultWriterShare; it has no effect without a deadline.
+	WriterShare float64
+	Log         *slog.Logger
 }
+
+// DefaultWriterShare is the share of the answer's time kept for the writer.
+const DefaultWriterShare = 0.3
 
 // Pipeline answers questions: strategy, answer writer, cache.
 type Pipeline struct {
@@ -84,6 +91,9 @@ func NewPipeline(o PipelineOptions) (*Pipeline, error) {
 	o.MaxHops = cmpOr(o.MaxHops, 3)
 	o.MaxQueries = cmpOr(o.MaxQueries, 4)
 	o.TopK = cmpOr(o.TopK, 5)
+	if o.WriterShare <= 0 || o.WriterShare >= 1 {
+		o.WriterShare = DefaultWriterShare
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -148,10 +158,9 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	if !validStrategy(strategy) {
 		return Result{}, &StrategyError{strategy}
 	}
-	llmCalls := 0
+	ctx, calls := withModelCalls(ctx)
 	if len(req.History) > 0 && p.o.Models.Rewriter != nil {
 		q, err := p.o.Models.Rewriter.Rewrite(ctx, question, req.History)
-		llmCalls += modelCall(p.o.Models.Rewriter)
 		if err != nil {
 			return Result{}, fmt.Errorf("rewriting the follow-up: %w", err)
 		}
@@ -168,7 +177,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 			a := v.(Answer)
 			a.Cached = true
 			a.Question = question
-			a.LLMCalls = llmCalls
+			a.LLMCalls = int(calls.Load())
 			a.Elapsed = time.Since(start)
 			return Result{Answer: a}, nil
 		}
@@ -179,8 +188,8 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res.Answer.Question = question // the standalone rewrite for a follow-up
-	res.Answer.LLMCalls += llmCalls
+	res.Answer.LLMCalls += int(calls.Load()) // the follow-up's rewrite; the run counted its own
+	res.Answer.Question = question           // the standalone rewrite for a follow-up
 	res.Answer.Elapsed = time.Since(start)
 	return res, nil
 }
@@ -190,26 +199,35 @@ func (p *Pipeline) run(ctx context.Context, key, question, strategy string, req 
 	if err != nil {
 		return Result{}, err
 	}
-	state, err := st.Execute(ctx, State{Question: question, Books: req.Books, Progress: progress})
+	ctx, calls := withModelCalls(ctx) // this run's model requests, retries included
+	// Retrieval gets the time left less the writer's share; when it runs out, the answer is
+	// written from what was found by then.
+	sctx, cancel := ctx, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); ok {
+		left := time.Until(d)
+		sctx, cancel = context.WithDeadline(ctx, d.Add(-time.Duration(float64(left)*p.o.WriterShare)))
+	}
+	state, err := st.Execute(sctx, State{Question: question, Books: req.Books, Progress: progress})
+	cancel()
 	if err != nil {
-		return Result{}, err
+		if ctx.Err() != nil || !errors.Is(sctx.Err(), context.DeadlineExceeded) || len(state.Context()) == 0 {
+			return Result{}, err
+		}
+		p.o.Log.Warn("retrieval ran out of its share of the answer's time: answering from the passages found so far", "question", question, "error", err.Error())
 	}
 	state.Progress = nil // the run is over
 	docs := state.Context()
-	a := Answer{Strategy: strategy, Hops: state.Hops, LLMCalls: state.LLMCalls}
+	a := Answer{Strategy: strategy, Hops: state.Hops}
 	if len(docs) == 0 {
 		a.Text = "The books I have do not cover this: no passage matched the question."
 	} else {
 		text, err := p.o.Models.Writer.Write(ctx, question, docs, req.History)
-		a.LLMCalls += modelCall(p.o.Models.Writer)
 		if err != nil {
 			return Result{}, fmt.Errorf("writing the answer: %w", err)
 		}
-		a.Text = text
-		for i, d := range docs {
-			a.Sources = append(a.Sources, Source{N: i + 1, Book: d.Book, Page: d.Page, Section: d.Section, Text: d.Text})
-		}
+		a.Text, a.Sources, a.Context = cite(text, docs)
 	}
+	a.LLMCalls = int(calls.Load())
 	if p.cache != nil {
 		if p.o.CacheMax > 0 && p.cache.ItemCount() >= p.o.CacheMax {
 			p.evictOldest()
@@ -292,6 +310,7 @@ func (p *Pipeline) once(ctx context.Context, key string, progress ProgressFunc, 
 		}
 		res := f.res
 		res.Answer.Sources = slices.Clone(res.Answer.Sources)
+		res.Answer.Context = slices.Clone(res.Answer.Context)
 		return res, f.err
 	}
 	finished := false

@@ -288,3 +288,46 @@ func BenchmarkCachedAnswer(b *testing.B) {
 		}
 	}
 }
+
+// stalling analyzer waits for its context to end, as a model past its deadline does.
+type stalling struct{}
+
+func (stalling) Analyze(ctx context.Context, _ rag.AnalyzeInput) (rag.Analysis, error) {
+	<-ctx.Done()
+	return rag.Analysis{}, ctx.Err()
+}
+
+// deadlineWriter records whether its context still had time left.
+type deadlineWriter struct{ left time.Duration }
+
+func (w *deadlineWriter) Write(ctx context.Context, _ string, docs []rag.Document, _ []rag.Turn) (string, error) {
+	d, _ := ctx.Deadline()
+	w.left = time.Until(d)
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	return docs[0].Section + " [1]", nil
+}
+
+// TestWriterKeepsItsShareOfTheDeadline: retrieval that stalls stops at its share of the
+// answer's time, and the answer is written, in time, from what was found.
+func TestWriterKeepsItsShareOfTheDeadline(t *testing.T) {
+	c := newCorpus().add("q", doc("core", "Grappling", "grab"))
+	w := &deadlineWriter{}
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: c, Models: rag.Models{Analyzer: stalling{}, Writer: w}, WriterShare: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	a, err := p.Answer(ctx, rag.Request{Question: "q"})
+	if err != nil {
+		t.Fatalf("Answer: %v; want the answer written from the first hop's passages", err)
+	}
+	if a.Text != "Grappling [1]" || len(a.Sources) != 1 {
+		t.Errorf("answer %q, sources %+v", a.Text, a.Sources)
+	}
+	if w.left <= 0 {
+		t.Errorf("the writer started with %s left", w.left)
+	}
+}

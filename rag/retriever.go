@@ -45,6 +45,9 @@ type Document struct {
 	Score float64 `json:"score"`
 	// Refs are the passage's outgoing references.
 	Refs []Reference `json:"refs,omitempty"`
+	// Rank is the best position the document had in the searches and links that found it
+	// (0 = first), set by State.Context: what a prompt over budget drops by.
+	Rank int `json:"-"`
 }
 
 // Key identifies a document's content for deduplication: the same content from the same book is

@@ -14,8 +14,6 @@ type State struct {
 	Questions []Question
 	// Hops records each retrieval round.
 	Hops []Hop
-	// LLMCalls counts the model calls made so far (expansion, analysis, answer, rewrite).
-	LLMCalls int
 	// Progress, when set, receives the run's hop events (never serialised).
 	Progress ProgressFunc `json:"-"`
 }
@@ -47,20 +45,26 @@ type Hop struct {
 	Found int `json:"found"`
 	New   int `json:"new"`
 	// Sufficient is the analyzer's decision after the hop (always true for strategies
-	// without an analyzer).
+	// without an analyzer; false after multi-hop's last allowed hop, which is not analysed).
 	Sufficient bool `json:"sufficient"`
 }
 
 // Context returns the documents handed to the answer writer: every question's documents, in
 // search order, each distinct content of a book once.
+// Each document's Rank is its best position in the questions that found it.
 func (s State) Context() []Document {
-	seen := make(map[string]bool)
+	at := make(map[string]int)
 	var docs []Document
 	for _, q := range s.Questions {
-		for _, d := range q.Documents {
-			if k := d.Key(); !seen[k] {
-				seen[k] = true
+		for i, d := range q.Documents {
+			k := d.Key()
+			j, ok := at[k]
+			if !ok {
+				at[k] = len(docs)
+				d.Rank = i
 				docs = append(docs, d)
+			} else if i < docs[j].Rank {
+				docs[j].Rank = i
 			}
 		}
 	}

@@ -9,15 +9,6 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// modelCall reports whether a role is backed by a language model (counted in LLMCalls) rather
-// than by offline rules.
-func modelCall(role any) int {
-	if _, ok := role.(interface{ Calls() int64 }); ok {
-		return 1
-	}
-	return 0
-}
-
 // searchAll runs the queries of one hop in parallel and returns one Question per query, in the
 // order of the queries.
 func searchAll(ctx context.Context, r Retriever, queries []string, hop int, opts SearchOptions) ([]Question, error) {
@@ -90,7 +81,6 @@ func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
 	queries := []string{s.Question}
 	if m.Expander != nil && m.MaxQueries > 1 {
 		extra, err := m.Expander.Expand(ctx, s.Question, m.MaxQueries-1)
-		s.LLMCalls += modelCall(m.Expander)
 		if err != nil {
 			return s, fmt.Errorf("expanding the question: %w", err)
 		}
@@ -161,12 +151,15 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 		}
 		hop.Found, hop.New = countNew(before, qs)
 		s.Questions = append(s.Questions, qs...)
-		if m.Analyzer == nil {
+		switch {
+		case m.Analyzer == nil:
 			hop.Sufficient = true
-		} else {
+		case n == maxHops:
+			// The last allowed hop: no verdict could lead anywhere, so the analyzer (a model
+			// call with a model) is not asked. Sufficient stays false: nothing judged it.
+		default:
 			in := AnalyzeInput{Question: s.Question, Documents: docFacts(s, named), Asked: askedList, Max: max(1, m.MaxQueries)}
 			a, err := m.Analyzer.Analyze(ctx, in)
-			s.LLMCalls += modelCall(m.Analyzer)
 			if err != nil {
 				return s, fmt.Errorf("analysing the passages: %w", err)
 			}

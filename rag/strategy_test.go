@@ -165,6 +165,9 @@ func TestHopCapWhenAnalyzerNeverSufficient(t *testing.T) {
 	if len(s.Hops) != 3 || s.Hops[2].Sufficient {
 		t.Fatalf("hops %+v, want exactly 3, the last not sufficient", s.Hops)
 	}
+	if n := a.n.Load(); n != 2 {
+		t.Errorf("the analyzer was asked %d times in 3 hops, want 2: after the last allowed hop its verdict could change nothing", n)
+	}
 	if len(s.Context()) == 0 {
 		t.Fatal("no context to answer from after the cap")
 	}

@@ -75,17 +75,19 @@ type Options struct {
 	Waiting func(holder string)
 }
 
-// Open opens the store the settings name, with the embedder they name; with adjusts the options
-// (such as Waiting) beyond the settings.
-func Open(ctx context.Context, cfg config.Config, with ...func(*Options)) (Store, error) {
-	e, err := embed.New(cfg)
+// Open opens the store the settings name, with the embedder they name (built with eopts).
+func Open(ctx context.Context, cfg config.Config, eopts ...embed.Option) (Store, error) {
+	return OpenWaiting(ctx, cfg, nil, eopts...)
+}
+
+// OpenWaiting is Open with a function that hears when a change waits for another process that
+// is changing the books (Options.Waiting).
+func OpenWaiting(ctx context.Context, cfg config.Config, waiting func(holder string), eopts ...embed.Option) (Store, error) {
+	e, err := embed.New(cfg, eopts...)
 	if err != nil {
 		return nil, err
 	}
-	opts := Options{Embedder: e, Mode: Mode(cfg.SearchMode), LockTimeout: cfg.StoreLockTimeout}
-	for _, f := range with {
-		f(&opts)
-	}
+	opts := Options{Embedder: e, Mode: Mode(cfg.SearchMode), LockTimeout: cfg.StoreLockTimeout, Waiting: waiting}
 	switch cfg.VectorStore {
 	case "chroma":
 		s, err := OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase, LockDir: cfg.DataDir}, opts)

@@ -20,6 +20,7 @@ type answerJSON struct {
 	Strategy  string       `json:"strategy"`
 	Answer    string       `json:"answer"`
 	Sources   []rag.Source `json:"sources"`
+	Context   []rag.Source `json:"context"`
 	Hops      []hopJSON    `json:"hops"`
 	Cached    bool         `json:"cached"`
 	LLMCalls  int          `json:"llm_calls"`
@@ -73,12 +74,15 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 
 func toJSON(ans rag.Answer) answerJSON {
 	out := answerJSON{
-		Question: ans.Question, Strategy: ans.Strategy, Answer: ans.Text, Sources: ans.Sources,
+		Question: ans.Question, Strategy: ans.Strategy, Answer: ans.Text, Sources: ans.Sources, Context: ans.Context,
 		Cached: ans.Cached, LLMCalls: ans.LLMCalls, ElapsedMS: float64(ans.Elapsed.Microseconds()) / 1000,
 		Hops: []hopJSON{},
 	}
 	if out.Sources == nil {
 		out.Sources = []rag.Source{}
+	}
+	if out.Context == nil {
+		out.Context = []rag.Source{}
 	}
 	for _, h := range ans.Hops {
 		out.Hops = append(out.Hops, hopJSON{N: h.N, Queries: h.Queries, Found: h.Found, New: h.New, Sufficient: h.Sufficient})
@@ -153,11 +157,16 @@ func runEval(ctx context.Context, a *app, args []string) error {
 	set := fs.String("set", "", "question set (JSON Lines)")
 	strategy := fs.String("strategy", "all", "multi-hop, multi-question or all")
 	asJSON := fs.Bool("json", false, "print JSON")
+	match := fs.String("match", string(evalset.MatchBookSection), "book-section (the set's rule) or section (section heading path only, for one book holding the whole corpus)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *set == "" {
 		return usagef("--set FILE.jsonl is required")
+	}
+	m := evalset.Match(*match)
+	if m != evalset.MatchBookSection && m != evalset.MatchSection {
+		return usagef("--match %q: accepted values are book-section, section", *match)
 	}
 	var strategies []string
 	switch *strategy {
@@ -178,7 +187,7 @@ func runEval(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer closeStore()
-	rows, err := evaluate(ctx, p, qs, strategies, a.stderr)
+	rows, err := evaluate(ctx, p, qs, strategies, m, a.stderr)
 	if err != nil {
 		return err
 	}
@@ -190,7 +199,7 @@ func runEval(ctx context.Context, a *app, args []string) error {
 }
 
 // evaluate runs every question with every strategy and summarises per strategy and kind.
-func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strategies []string, log io.Writer) ([]evalRow, error) {
+func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strategies []string, m evalset.Match, log io.Writer) ([]evalRow, error) {
 	var rows []evalRow
 	for _, st := range strategies {
 		type acc struct {
@@ -206,11 +215,11 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 			}
 			var ps []evalset.Passage
 			size := 0
-			for _, s := range res.Sources {
+			for _, s := range res.Context { // every passage retrieved, cited or not
 				ps = append(ps, evalset.Passage{Book: s.Book, Section: s.Section})
 				size += len([]rune(s.Text))
 			}
-			matched, full := q.Recall(ps)
+			matched, full := q.RecallBy(m, ps)
 			for _, kind := range []string{q.Kind, "all"} {
 				c := by[kind]
 				if c == nil {
@@ -231,7 +240,7 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 				c.lat = append(c.lat, res.Elapsed)
 			}
 			if log != nil && !full {
-				fmt.Fprintf(log, "%s %s: %d of %d gold sections (missing: %s)\n", st, q.ID, matched, len(q.Gold), strings.Join(missing(q.Gold, ps), "; "))
+				fmt.Fprintf(log, "%s %s: %d of %d gold sections (missing: %s)\n", st, q.ID, matched, len(q.Gold), strings.Join(missing(q.Gold, ps, m), "; "))
 			}
 			if log != nil && q.Kind == evalset.SingleHop && len(res.Hops) > 1 {
 				fmt.Fprintf(log, "%s %s: single-hop question took %d hops (hop 2: %s)\n", st, q.ID, len(res.Hops), strings.Join(res.Hops[1].Queries, "; "))
@@ -256,10 +265,10 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 }
 
 // missing names the gold sections that no passage matches, as book — section.
-func missing(gold []evalset.Gold, ps []evalset.Passage) []string {
+func missing(gold []evalset.Gold, ps []evalset.Passage, m evalset.Match) []string {
 	var out []string
 	for _, g := range gold {
-		if !slices.ContainsFunc(ps, func(p evalset.Passage) bool { return g.Matches(p.Book, p.Section) }) {
+		if !slices.ContainsFunc(ps, func(p evalset.Passage) bool { return g.MatchesBy(m, p.Book, p.Section) }) {
 			out = append(out, g.Book+" — "+g.Section)
 		}
 	}

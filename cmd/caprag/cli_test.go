@@ -59,7 +59,7 @@ func TestAskJSONShape(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if strings.Join(keys, ",") != "answer,cached,elapsed_ms,hops,llm_calls,question,sources,strategy" {
+	if strings.Join(keys, ",") != "answer,cached,context,elapsed_ms,hops,llm_calls,question,sources,strategy" {
 		t.Fatalf("keys %v", keys)
 	}
 	if m["strategy"] != "multi-question" {

@@ -4,13 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/evalset"
-	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/internal/testenv"
-	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
-	"github.com/caprag/caprag/store"
 )
 
 // TestEvalOnTheSRD runs both strategies offline over the SRD with the dev set and guards the
@@ -20,31 +16,12 @@ import (
 // (SEARCH_MODE=auto: BM25 with the local embedder).
 func TestEvalOnTheSRD(t *testing.T) {
 	ctx := context.Background()
-	files, err := ingest.Files([]string{testenv.SRDDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := store.NewMemory(store.Options{Embedder: embed.NewLocal(embed.LocalDims)})
-	var books []ingest.Book
-	for _, f := range files {
-		b, err := ingest.LoadFile(ctx, f, ingest.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		books = append(books, *b)
-	}
-	if err := s.ReplaceBooks(ctx, books, nil); err != nil {
-		t.Fatal(err)
-	}
+	p := srdPipeline(t, testenv.SRDDir(t))
 	qs, err := evalset.Load(testenv.EvalSet(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop, rag.StrategyMultiQuestion}, nil)
+	rows, err := evaluate(ctx, p, qs, []string{rag.StrategyMultiHop, rag.StrategyMultiQuestion}, evalset.MatchBookSection, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

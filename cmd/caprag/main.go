@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/caprag/caprag/config"
@@ -25,6 +27,10 @@ type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+
+	// http is the HTTP client shared by the models and the embedders (httpClient).
+	httpOnce sync.Once
+	http     *http.Client
 }
 
 type command struct {
@@ -39,8 +45,8 @@ var commands = []command{
 	{"ask", `"question" [--strategy S] [--book B] [--json]`, "answer a rules question with cited sources", runAsk},
 	{"search", `"query" [--book B] [-k N] [--json]`, "show the passages that best match a query", runSearch},
 	{"ingest", "PATH... [--book NAME]", "load PDF, Markdown or text books (files or folders)", runIngest},
-	{"books", "[rm NAME]", "list the ingested books, or remove one", runBooks},
-	{"eval", "--set FILE.jsonl [--strategy S|all] [--json]", "measure retrieval on a question set", runEval},
+	{"books", "[rm NAME | show NAME [--page N]] [--json]", "list the ingested books, remove one, or show what was read from one", runBooks},
+	{"eval", "--set FILE.jsonl [--strategy S|all] [--match M] [--json]", "measure retrieval on a question set", runEval},
 	{"bot", "", "serve the Discord bot (needs DISCORD_TOKEN)", runBot},
 	{"model", "fetch", "download the USE-Lite embedding model into EMBEDDINGS_MODEL_DIR", runModel},
 }

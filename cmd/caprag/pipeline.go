@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/llm"
@@ -15,7 +16,7 @@ import (
 // openStore opens the store the settings name; waiting, when set, hears that a change waits for
 // another process that is changing the books.
 func (a *app) openStore(ctx context.Context, waiting func(holder string)) (store.Store, error) {
-	s, err := store.Open(ctx, a.cfg, func(o *store.Options) { o.Waiting = waiting })
+	s, err := store.OpenWaiting(ctx, a.cfg, waiting, embed.WithHTTPClient(a.httpClient()))
 	if err != nil {
 		return nil, fmt.Errorf("opening the books: %w", err)
 	}
@@ -49,6 +50,13 @@ func (a *app) openBooks(ctx context.Context) (store.Store, bool, error) {
 	return mem, true, nil
 }
 
+// httpClient returns the one pooled, retrying HTTP client shared by the models and the
+// embedders of this run.
+func (a *app) httpClient() *http.Client {
+	a.httpOnce.Do(func() { a.http = llm.NewHTTPClient(llm.HTTPOptionsFrom(a.cfg, a.log)) })
+	return a.http
+}
+
 // models returns the offline rules or the configured language model.
 func (a *app) models() (rag.Models, error) {
 	if a.cfg.LLMProvider == "offline" {
@@ -57,7 +65,7 @@ func (a *app) models() (rag.Models, error) {
 		}
 		return offline.Models(), nil
 	}
-	m, err := llm.New(a.cfg, a.log)
+	m, err := llm.New(a.cfg, llm.Options{HTTPClient: a.httpClient(), Log: a.log})
 	if err != nil {
 		return rag.Models{}, err
 	}
