@@ -34,8 +34,8 @@ type Limits struct {
 	// FileBytes is the largest file read (MAX_FILE_MB; 0 means DefaultMaxFile).
 	FileBytes int64
 	// TextBytes is the most text one book may hold (MAX_BOOK_TEXT_MB; 0 means
-	// DefaultMaxText). Ingest memory grows with a book's text: about 65 bytes of memory per
-	// byte of text with the local embedder, so 1 GiB at the default (README, "Guarantees").
+	// DefaultMaxText). Ingest memory grows with a book's text: about 1.1 GB for a book at the
+	// default, with the local embedder (README, "Guarantees").
 	TextBytes int64
 }
 
