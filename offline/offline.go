@@ -12,9 +12,10 @@ import (
 )
 
 // Models returns the rule-based roles: a useful product without any model (a rules lookup that
-// quotes the book), deterministic, and the default when no model is configured.
-func Models() rag.Models {
-	return rag.Models{Expander: Expander{}, Analyzer: Analyzer{}, Writer: Writer{}, Rewriter: Rewriter{}}
+// quotes the book), deterministic, and the default when no model is configured. v, when not
+// nil, tells the writer how common the books' words are (the stores implement it).
+func Models(v Vocabulary) rag.Models {
+	return rag.Models{Expander: Expander{}, Analyzer: Analyzer{}, Writer: Writer{Vocabulary: v}, Rewriter: Rewriter{}}
 }
 
 // termSet is the stems of a text's content words (no stop words, no words of asking).

@@ -12,11 +12,11 @@ import (
 )
 
 // srdPipeline loads books (files or folders) into an embedded store with the default settings
-// and returns an offline pipeline over it.
+// and returns an offline pipeline over it (the writer weighing words by the books).
 func srdPipeline(t *testing.T, paths ...string) *rag.Pipeline {
 	t.Helper()
 	s := loadCorpus(t, paths...)
-	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models()})
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s)})
 	if err != nil {
 		t.Fatal(err)
 	}

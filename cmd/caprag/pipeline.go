@@ -57,13 +57,15 @@ func (a *app) httpClient() *http.Client {
 	return a.http
 }
 
-// models returns the offline rules or the configured language model.
-func (a *app) models() (rag.Models, error) {
+// models returns the offline rules or the configured language model; the offline writer weighs
+// words by how common they are in the books of s.
+func (a *app) models(s store.Store) (rag.Models, error) {
 	if a.cfg.LLMProvider == "offline" {
 		if a.cfg.LLMProviderDefaulted {
 			a.log.Info("no model configured (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY or LLM_PROVIDER): answering offline, by quoting the books")
 		}
-		return offline.Models(), nil
+		v, _ := s.(offline.Vocabulary)
+		return offline.Models(v), nil
 	}
 	m, err := llm.New(a.cfg, llm.Options{HTTPClient: a.httpClient(), Log: a.log})
 	if err != nil {
@@ -74,12 +76,13 @@ func (a *app) models() (rag.Models, error) {
 
 // openPipeline builds the answering pipeline from the settings. close releases the store.
 func (a *app) openPipeline(ctx context.Context) (*rag.Pipeline, func(), error) {
-	models, err := a.models()
+	s, _, err := a.openBooks(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, _, err := a.openBooks(ctx)
+	models, err := a.models(s)
 	if err != nil {
+		s.Close()
 		return nil, nil, err
 	}
 	ttl := a.cfg.CacheTTL
