@@ -3,12 +3,16 @@ package store
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	chroma "github.com/amikos-tech/chroma-go/pkg/api/v2"
 	chromaemb "github.com/amikos-tech/chroma-go/pkg/embeddings"
@@ -23,6 +27,9 @@ type ChromaOptions struct {
 	URL, Collection, Tenant, Database string
 	// Timeout bounds each HTTP request (default 30 s).
 	Timeout time.Duration
+	// LockDir is DATA_DIR: writers of the collection take the writer lock there, keyed by the
+	// server and collection (no lock when empty).
+	LockDir string
 }
 
 // embedderKey is the collection metadata that records which embedder built the collection.
@@ -42,6 +49,24 @@ type Chroma struct {
 	url      string
 	name     string
 	embedder string // the embedder the collection's vectors were made with
+	lockPath string
+	lockOpt  LockOptions
+}
+
+// chromaLockPath is the lock of one collection under DATA_DIR/locks: the collection's name for
+// people, a hash of server, tenant, database and collection to tell collections apart.
+func chromaLockPath(dir string, co ChromaOptions) string {
+	h := sha256.Sum256([]byte(strings.Join([]string{strings.TrimRight(co.URL, "/"), co.Tenant, co.Database, co.Collection}, "\x00")))
+	name := strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_') {
+			return r
+		}
+		return '_'
+	}, co.Collection)
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return filepath.Join(dir, "locks", "chroma-"+name+"-"+hex.EncodeToString(h[:6])+".lock")
 }
 
 // OpenChroma connects to the collection (creating it) and loads its passages.
@@ -58,6 +83,10 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 		return nil, fmt.Errorf("Chroma client for %s: %w", co.URL, err)
 	}
 	c := &Chroma{client: client, url: co.URL, name: co.Collection}
+	if co.LockDir != "" {
+		c.lockPath = chromaLockPath(co.LockDir, co)
+		c.lockOpt = LockOptions{Timeout: opts.LockTimeout, Waiting: opts.Waiting}
+	}
 	col, err := c.create(ctx, opts.Embedder)
 	if err != nil {
 		client.Close()
@@ -69,9 +98,13 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 	if id, ok := col.Metadata().GetString(embedderKey); ok {
 		c.embedder = id
 	}
-	if err := c.load(ctx); err != nil {
+	// Read under a shared lock: a writer on this machine never shows half a book.
+	if err := c.locked(ctx, Shared, func() error { return c.load(ctx) }); err != nil {
 		client.Close()
 		return nil, err
+	}
+	if c.lockPath != "" {
+		c.beginWrite = c.lockForWrite
 	}
 	return c, nil
 }
@@ -96,6 +129,38 @@ func (c *Chroma) wrap(what string, err error) error {
 		return fmt.Errorf("cannot reach the Chroma server at %s (%s): %w", c.url, what, err)
 	}
 	return fmt.Errorf("%s on the Chroma server at %s: %w", what, c.url, err)
+}
+
+// locked runs f under the collection's lock (f alone when there is no lock). A reader that
+// cannot create the lock file (a read-only DATA_DIR) reads without it; one that finds it held
+// past STORE_LOCK_TIMEOUT fails.
+func (c *Chroma) locked(ctx context.Context, mode LockMode, f func() error) error {
+	if c.lockPath == "" {
+		return f()
+	}
+	l, err := Lock(ctx, c.lockPath, mode, c.lockOpt)
+	if err != nil {
+		if mode == Shared && !errors.Is(err, ErrLocked) && ctx.Err() == nil {
+			return f()
+		}
+		return fmt.Errorf("reading the books: %w", err)
+	}
+	defer l.Unlock()
+	return f()
+}
+
+// lockForWrite takes the collection's writer lock and reads the collection again, so that a
+// change is made to what other processes have written meanwhile.
+func (c *Chroma) lockForWrite(ctx context.Context) (func(), error) {
+	l, err := Lock(ctx, c.lockPath, Exclusive, c.lockOpt)
+	if err != nil {
+		return nil, fmt.Errorf("writing the books: %w", err)
+	}
+	if err := c.load(ctx); err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
 }
 
 // load reads every record's text and metadata (not its vector) into one segment per book.
@@ -145,10 +210,7 @@ func (c *Chroma) load(ctx context.Context) error {
 		ready = append(ready, &built{seg: seg, payload: payload})
 	}
 	// The records are on the server already: link the books without storing them again.
-	be := c.index.be
-	c.index.be = nil
-	defer func() { c.index.be = be }()
-	if err := c.apply(ctx, ready, nil); err != nil {
+	if err := c.apply(ctx, ready, nil, false); err != nil {
 		return err
 	}
 	for _, sh := range c.cur.Load().shelves {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +29,7 @@ import (
 //	seg-<id>            one book's segment (segment.go), named by a hash of its passages
 //	vec-<id>-<emb>      one book's vectors (vectors.go), per embedder
 //	links-<hash>        the cross-book facts (links.go)
-//	.writer.lock        taken by a process while it changes the library
+//	.writer.lock        taken by a process while it changes the library (lock.go)
 //
 // Every file is checked (CRC-32C of its content) when it is read; a damaged one is named in the
 // error. Opening reads the manifest and the links; a book's segment is read when first searched,
@@ -37,8 +38,9 @@ import (
 // is seen at the next write (under the lock) and by Refresh.
 type Local struct {
 	*index
-	dir string
-	gen int64 // generation of the manifest the view was read from
+	dir     string
+	gen     int64 // generation of the manifest the view was read from
+	lockOpt LockOptions
 }
 
 // NewMemory returns a store that lives in memory only (tests, the built-in sample books).
@@ -67,7 +69,11 @@ const (
 	manifestFormat = 3
 	manifestFile   = "manifest"
 	lockFile       = ".writer.lock"
-	legacyFile     = "passages.gob.gz" // format 1: one gob of every passage and vector
+	// storeFile is the one file of the stores before segments: format 1 (gzip of one gob value)
+	// and format 2 (a checked file of gob batches). It is converted at the first open.
+	storeFile = "passages.gob.gz"
+	// tmpPrefix begins the temporary files of a write in progress.
+	tmpPrefix = ".tmp-"
 )
 
 var (
@@ -82,6 +88,14 @@ func OpenEmbedded(ctx context.Context, dir string, opts Options) (*Local, error)
 	s := NewMemory(opts)
 	s.dir = dir
 	s.files = s
+	s.lockOpt = LockOptions{Timeout: opts.LockTimeout, Waiting: opts.Waiting}
+	if _, err := os.Stat(dir); err == nil {
+		// Temporary files a killed writer left behind, removed while no writer runs.
+		if l, ok, _ := TryLock(filepath.Join(dir, lockFile), Exclusive); ok {
+			_, _ = CleanTemps(filepath.Join(dir, manifestFile), tmpPrefix, ".passages-", "."+storeFile+".tmp-")
+			l.Unlock()
+		}
+	}
 	s.beginWrite = s.lockForWrite
 	s.refresh = func(ctx context.Context) error { _, err := s.Refresh(ctx); return err }
 	if _, err := s.Refresh(ctx); err != nil {
@@ -168,16 +182,6 @@ func vecName(segID, embedder string) string {
 	return "vec-" + segID + "-" + hex.EncodeToString(h[:6])
 }
 
-// DamagedError says a store file failed its check: which file and why.
-type DamagedError struct {
-	Path   string
-	Reason string
-}
-
-func (e *DamagedError) Error() string {
-	return fmt.Sprintf("the book store file %s is damaged (%s): remove the folder %s and ingest the books again", e.Path, e.Reason, filepath.Dir(e.Path))
-}
-
 func fileError(path string, err error) error {
 	if errors.Is(err, errDamaged) {
 		return &DamagedError{Path: path, Reason: strings.TrimPrefix(err.Error(), errDamaged.Error()+": ")}
@@ -200,7 +204,7 @@ func readFramed(path string, magic []byte) ([]byte, error) {
 
 // writeFramed writes a checked file atomically: a temporary file beside it, synced, renamed.
 func writeFramed(path string, magic, payload []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), tmpPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("store: saving: %w", err)
 	}
@@ -315,7 +319,7 @@ func (s *Local) sweep(m manifest) {
 	entries, _ := os.ReadDir(s.dir)
 	for _, e := range entries {
 		n := e.Name()
-		if !named[n] && (strings.HasPrefix(n, "seg-") || strings.HasPrefix(n, "vec-") || strings.HasPrefix(n, "links-") || n == legacyFile) {
+		if !named[n] && (strings.HasPrefix(n, "seg-") || strings.HasPrefix(n, "vec-") || strings.HasPrefix(n, "links-") || n == storeFile) {
 			os.Remove(filepath.Join(s.dir, n))
 		}
 	}
@@ -326,47 +330,28 @@ func (s *Local) lockForWrite(ctx context.Context) (func(), error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	unlock, err := lockFolder(ctx, filepath.Join(s.dir, lockFile))
+	l, err := Lock(ctx, filepath.Join(s.dir, lockFile), Exclusive, s.lockOpt)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("writing the books: %w", err)
 	}
 	if _, err := s.Refresh(ctx); err != nil {
-		unlock()
+		l.Unlock()
 		return nil, err
 	}
-	return unlock, nil
+	return func() { l.Unlock() }, nil
 }
 
-// legacyFormat is the store file of caprag before segments (format 1).
-type legacyFormat struct {
-	Format   int
-	Embedder string
-	Entries  []entry
-}
-
-// migrate converts a store of format 1 (passages.gob.gz) into segments, once; the passages keep
-// their IDs and are embedded again with the configured embedder.
+// migrate converts a store of the former formats (passages.gob.gz) into segments, once: the
+// passages keep their IDs and are embedded again with the configured embedder. A damaged former
+// store is named (DamagedError) and left as it is.
 func (s *Local) migrate(ctx context.Context) error {
-	path := filepath.Join(s.dir, legacyFile)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return &DamagedError{Path: path, Reason: err.Error()}
-	}
-	var ff legacyFormat
-	if err := gob.NewDecoder(zr).Decode(&ff); err != nil {
-		return &DamagedError{Path: path, Reason: err.Error()}
+	entries, _, _, err := readStore(filepath.Join(s.dir, storeFile))
+	if err != nil || len(entries) == 0 {
+		return err
 	}
 	byBook := map[string]*ingest.Book{}
 	var names []string
-	for _, e := range ff.Entries {
+	for _, e := range entries {
 		b := byBook[e.P.Book]
 		if b == nil {
 			b = &ingest.Book{Name: e.P.Book, Source: e.P.Source}
@@ -380,10 +365,91 @@ func (s *Local) migrate(ctx context.Context) error {
 	for i, n := range names {
 		books[i] = *byBook[n]
 	}
-	if len(books) == 0 {
-		return nil
-	}
 	return s.ReplaceBooks(ctx, books, nil)
+}
+
+// storeHeader opens a format 2 store: a checked file holding a gzip stream of gob values, this
+// header, then the entries in batches (a parent's text written once, with its first child).
+type storeHeader struct {
+	Format   int
+	Embedder string
+	Count    int
+}
+
+// fileFormat is format 1: one gob value, gzip only.
+type fileFormat struct {
+	Format   int
+	Embedder string
+	Entries  []entry
+}
+
+// readStore reads the entries of a former store file (none when it does not exist) and the
+// embedder that built them.
+func readStore(path string) ([]entry, string, string, error) {
+	r, sum, err := OpenChecked(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, "", "", nil
+	case errors.Is(err, ErrNotChecked):
+		return readFormat1(path)
+	case err != nil:
+		return nil, "", "", fmt.Errorf("opening the book store: %w", err)
+	}
+	defer r.Close()
+	fail := func(err error) ([]entry, string, string, error) {
+		return nil, "", "", &DamagedError{Path: path, Reason: "its content cannot be decoded: " + err.Error()}
+	}
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return fail(err)
+	}
+	dec := gob.NewDecoder(zr)
+	var h storeHeader
+	if err := dec.Decode(&h); err != nil {
+		return fail(err)
+	}
+	if h.Format != 2 {
+		return nil, "", "", fmt.Errorf("the book store %s has format %d, this caprag reads 1 to %d: update caprag, or remove it and ingest again", path, h.Format, manifestFormat)
+	}
+	entries := make([]entry, 0, min(h.Count, 1<<20))
+	for len(entries) < h.Count {
+		var batch []entry
+		if err := dec.Decode(&batch); err != nil {
+			return fail(err)
+		}
+		for _, e := range batch {
+			if n := len(entries); e.P.Parent == "" && n > 0 && entries[n-1].P.ParentID == e.P.ParentID {
+				e.P.Parent = entries[n-1].P.Parent
+			}
+			entries = append(entries, e)
+		}
+	}
+	return entries, h.Embedder, sum, nil
+}
+
+// readFormat1 reads a store written before checked files: one gob value, gzip-compressed; the
+// whole gzip stream is read so that its CRC-32 is verified.
+func readFormat1(path string) ([]entry, string, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("opening the book store: %w", err)
+	}
+	defer f.Close()
+	damaged := func(err error) ([]entry, string, string, error) {
+		return nil, "", "", &DamagedError{Path: path, Reason: err.Error()}
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return damaged(err)
+	}
+	var ff fileFormat
+	if err := gob.NewDecoder(zr).Decode(&ff); err != nil {
+		return damaged(err)
+	}
+	if _, err := io.Copy(io.Discard, zr); err != nil {
+		return damaged(err) // gzip.ErrChecksum: a flipped bit in the content
+	}
+	return ff.Entries, ff.Embedder, "", nil
 }
 
 // Close releases the store.

@@ -188,7 +188,9 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return x.apply(ctx, ready, nil)
+	// Once the books are built, the change runs to its end: an interrupt must not leave half of
+	// it written (the files, or a Chroma collection's records).
+	return x.apply(context.WithoutCancel(ctx), ready, nil, true)
 }
 
 // build indexes and embeds one book; with files, its files are written (not yet referred to).
@@ -259,8 +261,9 @@ func (x *index) embedAll(ctx context.Context, seg *segment, progress func(int)) 
 }
 
 // apply switches the library to a view with the built books added (replacing books of the same
-// names) and the named books removed; x.wmu is held.
-func (x *index) apply(ctx context.Context, ready []*built, remove []string) error {
+// names) and the named books removed, storing the change in the backend when store is set (not
+// when the view is being read from it); x.wmu is held.
+func (x *index) apply(ctx context.Context, ready []*built, remove []string, store bool) error {
 	old := x.cur.Load()
 	gone := map[string]bool{}
 	for _, n := range remove {
@@ -284,7 +287,7 @@ func (x *index) apply(ctx context.Context, ready []*built, remove []string) erro
 			shelves = append(shelves, sh)
 			continue
 		}
-		if x.be != nil {
+		if x.be != nil && store {
 			seg, err := sh.segment()
 			if err != nil {
 				return err
@@ -319,7 +322,7 @@ func (x *index) apply(ctx context.Context, ready []*built, remove []string) erro
 		return fmt.Errorf("store: linking the books: %w", err)
 	}
 	nv := newView(shelves, l)
-	if x.be != nil {
+	if x.be != nil && store {
 		for _, b := range ready {
 			if err := x.be.put(ctx, b.entries); err != nil {
 				return err
@@ -356,7 +359,7 @@ func (x *index) RemoveBook(ctx context.Context, name string) error {
 	if len(names) == 0 {
 		return fmt.Errorf("%q: %w", name, ErrNoBook)
 	}
-	return x.apply(ctx, nil, names)
+	return x.apply(context.WithoutCancel(ctx), nil, names, true)
 }
 
 // Reindex embeds again, with the configured embedder, the books whose vectors another embedder
@@ -426,6 +429,7 @@ func (x *index) Reindex(ctx context.Context, force bool, progress func(embedded,
 		}
 		redone[sh.name] = nsh
 	}
+	ctx = context.WithoutCancel(ctx) // every vector is made: the change runs to its end
 	if x.be != nil {
 		if err := x.be.replaceAll(ctx, all, x.emb.ID()); err != nil {
 			return 0, err

@@ -98,6 +98,9 @@ func unframe(magic, b []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: not a caprag file of this kind, or cut short inside its header", errDamaged)
 	}
 	sum := binary.LittleEndian.Uint32(b[8:])
+	if binary.LittleEndian.Uint32(b[12:]) != 0 {
+		return nil, fmt.Errorf("%w: its header is not one caprag writes", errDamaged)
+	}
 	n := binary.LittleEndian.Uint64(b[16:])
 	payload := b[frameHeader:]
 	switch {

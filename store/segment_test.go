@@ -298,12 +298,12 @@ func TestOpenConvertsTheFormerStore(t *testing.T) {
 			es = append(es, entry{P: p, Vec: []float32{1}})
 		}
 	}
-	f, err := os.Create(filepath.Join(dir, legacyFile))
+	f, err := os.Create(filepath.Join(dir, storeFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	zw := gzip.NewWriter(f)
-	if err := gob.NewEncoder(zw).Encode(legacyFormat{Format: 1, Embedder: "local/hashed-words-v2/2048", Entries: es}); err != nil {
+	if err := gob.NewEncoder(zw).Encode(fileFormat{Format: 1, Embedder: "local/hashed-words-v2/2048", Entries: es}); err != nil {
 		t.Fatal(err)
 	}
 	zw.Close()
@@ -316,7 +316,7 @@ func TestOpenConvertsTheFormerStore(t *testing.T) {
 	if len(books) != 2 || books[1].Name != "core" || books[1].Passages != len(loadBook(t, "core", coreMD).Passages) {
 		t.Fatalf("converted books: %+v", books)
 	}
-	if _, err := os.Stat(filepath.Join(dir, legacyFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, storeFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the former store file is still there: %v", err)
 	}
 	if docs, err := s.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1}); err != nil || len(docs) != 1 || docs[0].Section != "Combat > Rapid Strike" {
