@@ -83,6 +83,10 @@ func TestHeadingNames(t *testing.T) {
 func TestMentionForms(t *testing.T) {
 	lx := library("conditions", []sec{
 		{"Conditions > Poisoned", "A poisoned creature has disadvantage.", 0},
+		{"Conditions > Grappled", "A grappled creature's speed is 0.", 0},
+	}, "rules", []sec{
+		{"Combat > Grappling", "You grab a creature. On a success it is grappled.", 0},
+		{"Combat > Shoving", "Grappling a creature first makes a shove easier.", 0},
 	}, "magic", []sec{
 		{"Items > Stone of Good Luck (Luckstone)", "A polished agate.", 0},
 		{"Items > Bracers", "While wearing these bracers you gain a bonus.", 0},
@@ -102,6 +106,16 @@ func TestMentionForms(t *testing.T) {
 	}
 	if _, ok := edge(lx, "conditions/0", "Poisoned"); ok {
 		t.Error("a passage links to its own section")
+	}
+	// the state and the act are two rules: "grappled" names Grappled, "grappling" Grappling
+	if _, ok := edge(lx, "rules/0", "Grappled"); !ok {
+		t.Error("\"it is grappled\" does not mention Grappled")
+	}
+	if _, ok := edge(lx, "rules/1", "Grappling"); !ok {
+		t.Error("\"Grappling a creature\" does not mention Grappling")
+	}
+	if _, ok := edge(lx, "rules/1", "Grappled"); ok {
+		t.Error("\"Grappling a creature\" mentions Grappled")
 	}
 }
 

@@ -123,8 +123,7 @@ func Link(parts []Part) *Lexicon {
 	if weak {
 		lx.First = map[string][]string{}
 		for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
-			first := strings.SplitN(key, " ", 2)[0]
-			lx.First[first] = append(lx.First[first], key)
+			lx.index(key)
 		}
 		for n := range lx.Docs {
 			mentions[n] = lx.find(lx.tokens(n))
@@ -225,9 +224,18 @@ func (lx *Lexicon) defineTerms() {
 			e.Defs = append(e.Defs, d.doc)
 		}
 		lx.Terms[key] = e
-		first := strings.SplitN(key, " ", 2)[0]
-		lx.First[first] = append(lx.First[first], key)
+		lx.index(key)
 	}
+}
+
+// index files a term under the stem of its first word (a participle kept as written is filed
+// under its stem, which is what a text's token carries).
+func (lx *Lexicon) index(key string) {
+	first := strings.SplitN(key, " ", 2)[0]
+	if e := lx.Terms[key]; len(e.Exact) > 0 && e.Exact[0] != "" {
+		first = words.Stem(e.Exact[0])
+	}
+	lx.First[first] = append(lx.First[first], key)
 }
 
 // mention is a term found in a token stream: its key and where it starts and ends.
@@ -242,23 +250,29 @@ func (lx *Lexicon) find(toks []Token) []mention {
 	var out []mention
 	for i := 0; i < len(toks); {
 		best := ""
-		bestLen := 0
+		bestLen, bestExact := 0, 0
 		for _, key := range lx.First[toks[i].Stem] {
 			e := lx.Terms[key]
 			stems := strings.Split(key, " ")
-			if len(stems) <= bestLen || i+len(stems) > len(toks) {
+			if len(stems) < bestLen || i+len(stems) > len(toks) {
 				continue
 			}
-			ok := true
+			ok, exacts := true, 0
 			for j, s := range stems {
 				t := toks[i+j]
-				if t.Stem != s || j < len(e.Exact) && e.Exact[j] != "" && t.Raw != e.Exact[j] || t.Sentence != toks[i].Sentence {
+				exact := j < len(e.Exact) && e.Exact[j] != ""
+				if !exact && t.Stem != s || exact && t.Raw != e.Exact[j] || t.Sentence != toks[i].Sentence {
 					ok = false
 					break
 				}
+				if exact {
+					exacts++
+				}
 			}
-			if ok {
-				best, bestLen = key, len(stems)
+			// the longest term, and of two as long the one matched as written ("grappled"
+			// names Grappled, not Grappling)
+			if ok && (len(stems) > bestLen || exacts > bestExact) {
+				best, bestLen, bestExact = key, len(stems), exacts
 			}
 		}
 		if bestLen == 0 {

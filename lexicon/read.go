@@ -48,7 +48,7 @@ const (
 
 // Term is a name that a passage of a book defines.
 type Term struct {
-	Key  string   // its content words, stemmed, space-joined: the form mentions are matched in
+	Key  string   // its content words, stemmed (a participle as written), space-joined
 	Name string   // as the book writes it
 	Kind TermKind // how it is defined
 	Doc  int      // the defining passage, an index into the part's Docs
@@ -171,10 +171,13 @@ func newTerm(name string, kind TermKind) (Term, bool) {
 		if words.IsStop(w) {
 			continue
 		}
-		stems = append(stems, words.Stem(w))
+		// A state named by a participle ("Grappled") is its own term, not the act's
+		// ("Grappling"): its key keeps the word as written.
 		if words.Participle(w) {
+			stems = append(stems, w)
 			exact = append(exact, w)
 		} else {
+			stems = append(stems, words.Stem(w))
 			exact = append(exact, "")
 		}
 	}
