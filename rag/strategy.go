@@ -110,6 +110,7 @@ func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
 type MultiHop struct {
 	Retriever  Retriever
 	Resolver   ReferenceResolver // optional: follows reference links exactly
+	Expander   Expander          // optional: the first hop searches its queries beside the question
 	Analyzer   Analyzer
 	TopK       int
 	MaxHops    int
@@ -120,7 +121,20 @@ type MultiHop struct {
 func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	maxHops := max(1, m.MaxHops)
 	asked := map[string]bool{}
-	queries := uniqueQueries(asked, []string{s.Question})
+	first := []string{s.Question}
+	if m.Expander != nil && m.MaxQueries > 1 {
+		// The first hop starts, as multi-question does, from the queries generated from the
+		// question, the question among them.
+		extra, err := m.Expander.Expand(ctx, s.Question, m.MaxQueries-1)
+		if err != nil {
+			return s, fmt.Errorf("expanding the question: %w", err)
+		}
+		first = append(first, extra...)
+	}
+	queries := uniqueQueries(asked, first)
+	if len(queries) > max(1, m.MaxQueries) {
+		queries = queries[:max(1, m.MaxQueries)]
+	}
 	askedList := append([]string(nil), queries...)
 	var named []string // the sections and rules fetched because the question names them
 	var following []string
@@ -261,17 +275,28 @@ func (m MultiHop) follow(ctx context.Context, s State, queries []string, hop int
 		g.Go(func() error {
 			var docs []Document
 			if m.Resolver != nil {
+				// Every unresolved link of that name (two books may both define it), else the
+				// section of that name.
+				var links []Hint
 				for _, h := range hints {
-					if !strings.EqualFold(h.Ref.Target, q) {
-						continue
+					if strings.EqualFold(h.Ref.Target, q) {
+						links = append(links, h)
 					}
+				}
+				if len(links) == 0 {
+					links = []Hint{{Ref: Reference{Kind: RefSee, Text: q, Target: q}}}
+				}
+				seen := map[string]bool{}
+				for _, h := range links {
 					got, err := m.Resolver.Resolve(gctx, h.From, h.Ref, SearchOptions{K: 2, Books: opts.Books})
 					if err != nil {
 						return fmt.Errorf("following %q: %w", q, err)
 					}
-					docs = append(docs, got...)
-					if len(got) > 0 {
-						break
+					for _, d := range got {
+						if !seen[d.ID] {
+							seen[d.ID] = true
+							docs = append(docs, d)
+						}
 					}
 				}
 			}
