@@ -19,9 +19,11 @@ type Lexicon struct {
 	// Docs lists every passage of the library; a passage's index in it is its number in
 	// Edges, Terms and Walk.
 	Docs []DocRef
-	// DF is, for each stem, how many passages use it; N is the number of passages.
-	DF map[string]int
-	N  int
+	// DF is, for each stem, how many passages use it; N is the number of passages; Postings
+	// lists, for each stem, the passages that use it, in order.
+	DF       map[string]int
+	N        int
+	Postings map[string][]int
 	// Terms are the defined terms by key.
 	Terms map[string]*Entry
 	// First lists the keys of the terms by their first stem (for matching).
@@ -31,8 +33,10 @@ type Lexicon struct {
 	// ByID finds a passage's number by its ID.
 	ByID map[string]int
 	// Defined holds, for the terms defined once (a heading or a run-in heading), the stems of
-	// the sentence that defines them (see Bridge).
-	Defined map[string][]string
+	// the sentence that defines them; DefinedBy lists, for each stem, the terms whose defining
+	// sentence holds it (see Bridge).
+	Defined   map[string][]string
+	DefinedBy map[string][]string
 }
 
 // DocRef locates a passage of the library.
@@ -80,7 +84,7 @@ const maxDefiners = 3
 
 // Link resolves the parts of a library against each other.
 func Link(parts []Part) *Lexicon {
-	lx := &Lexicon{Parts: parts, DF: map[string]int{}, Terms: map[string]*Entry{}, First: map[string][]string{}, ByID: map[string]int{}}
+	lx := &Lexicon{Parts: parts, DF: map[string]int{}, Postings: map[string][]int{}, Terms: map[string]*Entry{}, First: map[string][]string{}, ByID: map[string]int{}}
 	for pi, p := range parts {
 		for di, d := range p.Docs {
 			lx.ByID[d.ID] = len(lx.Docs)
@@ -90,6 +94,7 @@ func Link(parts []Part) *Lexicon {
 				if !seen[t.Stem] {
 					seen[t.Stem] = true
 					lx.DF[t.Stem]++
+					lx.Postings[t.Stem] = append(lx.Postings[t.Stem], len(lx.Docs)-1)
 				}
 			}
 		}
@@ -133,11 +138,14 @@ func Link(parts []Part) *Lexicon {
 	for n := range lx.Docs {
 		lx.Edges[n] = lx.link(n, mentions[n])
 	}
-	lx.Defined = map[string][]string{}
-	for key, e := range lx.Terms {
-		if e.Kind <= RunIn && len(e.Defs) == 1 {
+	lx.Defined, lx.DefinedBy = map[string][]string{}, map[string][]string{}
+	for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
+		if e := lx.Terms[key]; e.Kind <= RunIn && len(e.Defs) == 1 {
 			if def := lx.definition(e); len(def) > 0 {
 				lx.Defined[key] = def
+				for _, t := range def {
+					lx.DefinedBy[t] = append(lx.DefinedBy[t], key)
+				}
 			}
 		}
 	}
@@ -148,6 +156,12 @@ func Link(parts []Part) *Lexicon {
 func (lx *Lexicon) Doc(n int) Doc { r := lx.Docs[n]; return lx.Parts[r.Part].Docs[r.Doc] }
 
 func (lx *Lexicon) tokens(n int) []Token { r := lx.Docs[n]; return lx.Parts[r.Part].Tokens[r.Doc] }
+
+// Uses reports whether passage n uses the stem.
+func (lx *Lexicon) Uses(n int, stem string) bool {
+	_, ok := slices.BinarySearch(lx.Postings[stem], n)
+	return ok
+}
 
 // Title is the last heading of a passage's section.
 func (lx *Lexicon) Title(n int) string { return passage.LastHeading(lx.Doc(n).Section) }
@@ -689,20 +703,17 @@ func (lx *Lexicon) Bridge(text string, n int) []Mention {
 		key   string
 		score float64
 	}
-	var hits []hit
-	for key, def := range lx.Defined {
-		if namedKeys[key] {
-			continue
-		}
-		var s float64
-		for _, t := range def {
-			if q[t] {
-				s += lx.IDF(t)
+	score := map[string]float64{}
+	for t := range q {
+		for _, key := range lx.DefinedBy[t] {
+			if !namedKeys[key] {
+				score[key] += lx.IDF(t)
 			}
 		}
-		if s > 0 {
-			hits = append(hits, hit{key, s / math.Sqrt(float64(len(def)+1))})
-		}
+	}
+	var hits []hit
+	for key, s := range score {
+		hits = append(hits, hit{key, s / math.Sqrt(float64(len(lx.Defined[key])+1))})
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.key, b.key)) })
 	var out []Mention
