@@ -12,9 +12,14 @@ import (
 )
 
 // Models returns the rule-based roles: a useful product without any model (a rules lookup that
-// quotes the book), deterministic, and the default when no model is configured.
-func Models() rag.Models {
-	return rag.Models{Expander: Expander{}, Analyzer: Analyzer{}, Writer: Writer{}, Rewriter: Rewriter{}}
+// quotes the book), deterministic, and the default when no model is configured. Without a
+// library they know nothing of the books' words: the analyzer follows explicit references only.
+func Models() rag.Models { return ModelsFor(nil) }
+
+// ModelsFor returns the rule-based roles reading what the books loaded say about their words
+// (books may be nil).
+func ModelsFor(books Library) rag.Models {
+	return rag.Models{Expander: Expander{Books: books}, Analyzer: Analyzer{Books: books}, Writer: Writer{}, Rewriter: Rewriter{}}
 }
 
 // termSet is the stems of a text's content words (no stop words, no words of asking).
