@@ -9,16 +9,23 @@ import (
 	"github.com/caprag/caprag/internal/testenv"
 	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/store"
 )
 
 // srdPipeline loads books (files or folders) into an embedded store with the default settings
 // and returns an offline pipeline over it.
 func srdPipeline(t *testing.T, paths ...string) *rag.Pipeline {
 	t.Helper()
-	s := loadCorpus(t, paths...)
-	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models()})
+	return offlinePipeline(t, loadCorpus(t, paths...))
+}
+
+// offlinePipeline is the offline pipeline over a store, reading its books' lexicon, without a
+// cache.
+func offlinePipeline(tb testing.TB, s *store.Local) *rag.Pipeline {
+	tb.Helper()
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.ModelsFor(s)})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return p
 }

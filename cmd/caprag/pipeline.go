@@ -56,13 +56,14 @@ func (a *app) httpClient() *http.Client {
 	return a.http
 }
 
-// models returns the offline rules or the configured language model.
-func (a *app) models() (rag.Models, error) {
+// models returns the offline rules, reading the books' words, or the configured language model.
+func (a *app) models(books store.Store) (rag.Models, error) {
 	if a.cfg.LLMProvider == "offline" {
 		if a.cfg.LLMProviderDefaulted {
 			a.log.Info("no model configured (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY or LLM_PROVIDER): answering offline, by quoting the books")
 		}
-		return offline.Models(), nil
+		lib, _ := books.(offline.Library)
+		return offline.ModelsFor(lib), nil
 	}
 	m, err := llm.New(a.cfg, llm.Options{HTTPClient: a.httpClient(), Log: a.log})
 	if err != nil {
@@ -73,12 +74,13 @@ func (a *app) models() (rag.Models, error) {
 
 // openPipeline builds the answering pipeline from the settings. close releases the store.
 func (a *app) openPipeline(ctx context.Context) (*rag.Pipeline, func(), error) {
-	models, err := a.models()
+	s, _, err := a.openBooks(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, _, err := a.openBooks(ctx)
+	models, err := a.models(s)
 	if err != nil {
+		s.Close()
 		return nil, nil, err
 	}
 	ttl := a.cfg.CacheTTL
