@@ -29,7 +29,7 @@ func realPipeline(t testing.TB) *rag.Pipeline {
 		t.Fatal(err)
 	}
 	p, err := rag.NewPipeline(rag.PipelineOptions{
-		Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(),
+		Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s),
 		CacheTTL: time.Hour, CacheMax: 100,
 	})
 	if err != nil {

@@ -3,7 +3,6 @@ package offline
 import (
 	"cmp"
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -53,9 +52,9 @@ const (
 	// explicitWindow: an explicit link is followed when its window holds at least this share
 	// of what the passage's best window holds.
 	explicitWindow = 0.5
-	// minGain is the share of the question a mentioned rule's own passage must add to what the
+	// minLinkGain is the share of the question a mentioned rule's own passage must add to what the
 	// passages about the question hold, for a plain mention to be worth a hop.
-	minGain = 0.15
+	minLinkGain = 0.15
 	// paragraphSentences is the longest paragraph read as one window.
 	paragraphSentences = 5
 )
@@ -209,7 +208,7 @@ func (v *view) decide() rag.Analysis {
 				continue
 			default:
 				gain := v.gain(e.To)
-				if gain < minGain {
+				if gain < minLinkGain {
 					continue
 				}
 				s = seed * e.Weight * (0.5 + win) * (1 + gain)
@@ -350,28 +349,4 @@ func (v *view) window(sents []map[string]bool, paras []int, i int) float64 {
 		return 1
 	}
 	return c / v.total
-}
-
-var paragraphBreak = regexp.MustCompile(`\n\s*\n`)
-
-// A rule the question names by its run-in heading is quoted whole, heading included, when it is
-// at most maxRuleQuote bytes long, and ranks with a sentence holding namedRuleScore question words.
-const (
-	maxRuleQuote   = 600
-	namedRuleScore = 5
-)
-
-// subset reports whether every word of a (at least one) is in b.
-func subset(a, b map[string]bool) bool {
-	for t := range a {
-		if !b[t] {
-			return false
-		}
-	}
-	return len(a) > 0
-}
-
-// sentencesOf splits a passage into sentences, joining lines that a hard wrap broke.
-func sentencesOf(text string) []string {
-	return sentenceSplit.Split(softBreak.ReplaceAllString(text, "$1 $2"), -1)
 }

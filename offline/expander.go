@@ -71,24 +71,6 @@ func clauses(q string) []string {
 	return out
 }
 
-func containsWord(s, phrase string) bool {
-	i := strings.Index(s, phrase)
-	for i >= 0 {
-		before := i == 0 || !unicode.IsLetter(rune(s[i-1]))
-		end := i + len(phrase)
-		after := end >= len(s) || !unicode.IsLetter(rune(s[end]))
-		if before && after {
-			return true
-		}
-		j := strings.Index(s[i+1:], phrase)
-		if j < 0 {
-			break
-		}
-		i += j + 1
-	}
-	return false
-}
-
 func contentWords(s string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-' }) {

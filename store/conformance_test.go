@@ -10,7 +10,9 @@ import (
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/lexicon"
+	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/words"
 )
 
 const coreMD = `# Combat
@@ -218,6 +220,19 @@ func conformance(t *testing.T, open func(t *testing.T, opts Options) Store) {
 		got, err := s.Resolve(ctx, rag.Document{}, refs[i], rag.SearchOptions{K: 1})
 		if err != nil || len(got) != 1 || got[0].Section != "Combat > Cover" || !strings.Contains(got[0].Text, "Total Cover. A target") {
 			t.Fatalf("Resolve(Total Cover) = %+v, %v; want the Cover passage defining it", got, err)
+		}
+	})
+	t.Run("WordFrequency", func(t *testing.T) {
+		// The offline writer weighs a question's words by how many passages use them.
+		v, ok := newStore(t).(offline.Vocabulary)
+		if !ok {
+			t.Fatal("the store does not tell word frequencies (offline.Vocabulary)")
+		}
+		grappl, total := v.Frequency(words.Stem("grappled"))
+		crawl, _ := v.Frequency(words.Stem("crawl"))
+		none, _ := v.Frequency("zeppelin")
+		if total < 3 || grappl < 2 || crawl != 1 || none != 0 || grappl >= total {
+			t.Fatalf("Frequency: grappl %d, crawl %d, zeppelin %d of %d passages", grappl, crawl, none, total)
 		}
 	})
 	t.Run("EmptyQuery", func(t *testing.T) {

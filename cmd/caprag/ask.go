@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,11 +140,14 @@ func printAnswer(w io.Writer, ans rag.Answer) {
 
 // evalRow is one strategy's figures for one kind of question.
 type evalRow struct {
-	Strategy    string  `json:"strategy"`
-	Kind        string  `json:"kind"`
-	Questions   int     `json:"questions"`
-	FullRecall  float64 `json:"full_recall"`
-	MeanRecall  float64 `json:"mean_recall"`
+	Strategy   string  `json:"strategy"`
+	Kind       string  `json:"kind"`
+	Questions  int     `json:"questions"`
+	FullRecall float64 `json:"full_recall"`
+	MeanRecall float64 `json:"mean_recall"`
+	// CitedRecall is the mean share of a question's gold sections that the answer text cites
+	// with [n]: what the player is shown, where MeanRecall is what the writer was handed.
+	CitedRecall float64 `json:"cited_recall"`
 	MeanHops    float64 `json:"mean_hops"`
 	OneHopShare float64 `json:"one_hop_share"`
 	MeanCalls   float64 `json:"mean_model_calls"`
@@ -203,9 +208,9 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 	var rows []evalRow
 	for _, st := range strategies {
 		type acc struct {
-			n, full, oneHop           int
-			recall, hops, calls, size float64
-			lat                       []time.Duration
+			n, full, oneHop                  int
+			recall, cited, hops, calls, size float64
+			lat                              []time.Duration
 		}
 		by := map[string]*acc{}
 		for _, q := range qs {
@@ -213,6 +218,8 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 			if err != nil {
 				return nil, fmt.Errorf("%s (%s): %w", q.ID, st, err)
 			}
+			// Retrieval recall reads the context the writer was handed; cited recall the
+			// sources the answer text cites with [n].
 			var ps []evalset.Passage
 			size := 0
 			for _, s := range res.Context { // every passage retrieved, cited or not
@@ -220,6 +227,7 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 				size += len([]rune(s.Text))
 			}
 			matched, full := q.RecallBy(m, ps)
+			cited, _ := q.RecallBy(m, citedPassages(res.Answer))
 			for _, kind := range []string{q.Kind, "all"} {
 				c := by[kind]
 				if c == nil {
@@ -234,6 +242,7 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 					c.oneHop++
 				}
 				c.recall += float64(matched) / float64(max(1, len(q.Gold)))
+				c.cited += float64(cited) / float64(max(1, len(q.Gold)))
 				c.hops += float64(len(res.Hops))
 				c.calls += float64(res.LLMCalls)
 				c.size += float64(size)
@@ -241,6 +250,9 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 			}
 			if log != nil && !full {
 				fmt.Fprintf(log, "%s %s: %d of %d gold sections (missing: %s)\n", st, q.ID, matched, len(q.Gold), strings.Join(missing(q.Gold, ps, m), "; "))
+			}
+			if log != nil && cited < matched {
+				fmt.Fprintf(log, "%s %s: cites %d of %d gold sections (not cited: %s)\n", st, q.ID, cited, len(q.Gold), strings.Join(missing(q.Gold, citedPassages(res.Answer), m), "; "))
 			}
 			if log != nil && q.Kind == evalset.SingleHop && len(res.Hops) > 1 {
 				fmt.Fprintf(log, "%s %s: single-hop question took %d hops (hop 2: %s)\n", st, q.ID, len(res.Hops), strings.Join(res.Hops[1].Queries, "; "))
@@ -255,13 +267,30 @@ func evaluate(ctx context.Context, p *rag.Pipeline, qs []evalset.Question, strat
 			slices.Sort(c.lat)
 			rows = append(rows, evalRow{
 				Strategy: st, Kind: kind, Questions: c.n,
-				FullRecall: float64(c.full) / n, MeanRecall: c.recall / n, MeanHops: c.hops / n,
+				FullRecall: float64(c.full) / n, MeanRecall: c.recall / n, CitedRecall: c.cited / n, MeanHops: c.hops / n,
 				OneHopShare: float64(c.oneHop) / n, MeanCalls: c.calls / n, MeanContext: c.size / n,
 				P50MS: ms(c.lat[len(c.lat)/2]), P95MS: ms(c.lat[min(len(c.lat)-1, len(c.lat)*95/100)]),
 			})
 		}
 	}
 	return rows, nil
+}
+
+// citation is a citation mark of an answer text: "[3]".
+var citation = regexp.MustCompile(`\[(\d{1,3})\]`)
+
+// citedPassages are the sources an answer's text cites with [n] (n as numbered in Sources).
+func citedPassages(a rag.Answer) []evalset.Passage {
+	var out []evalset.Passage
+	for _, m := range citation.FindAllStringSubmatch(a.Text, -1) {
+		n, _ := strconv.Atoi(m[1])
+		for _, s := range a.Sources {
+			if s.N == n {
+				out = append(out, evalset.Passage{Book: s.Book, Section: s.Section})
+			}
+		}
+	}
+	return out
 }
 
 // missing names the gold sections that no passage matches, as book — section.
@@ -279,10 +308,10 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func printEval(w io.Writer, rows []evalRow, n int) {
 	fmt.Fprintf(w, "%d questions\n\n", n)
-	fmt.Fprintln(w, "| strategy | kind | questions | full recall | mean recall | mean hops | one hop | model calls | context chars | p50 ms | p95 ms |")
-	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| strategy | kind | questions | full recall | mean recall | cited recall | mean hops | one hop | model calls | context chars | p50 ms | p95 ms |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %d | %.0f%% | %.0f%% | %.2f | %.0f%% | %.2f | %.0f | %.1f | %.1f |\n",
-			r.Strategy, r.Kind, r.Questions, 100*r.FullRecall, 100*r.MeanRecall, r.MeanHops, 100*r.OneHopShare, r.MeanCalls, r.MeanContext, r.P50MS, r.P95MS)
+		fmt.Fprintf(w, "| %s | %s | %d | %.0f%% | %.0f%% | %.0f%% | %.2f | %.0f%% | %.2f | %.0f | %.1f | %.1f |\n",
+			r.Strategy, r.Kind, r.Questions, 100*r.FullRecall, 100*r.MeanRecall, 100*r.CitedRecall, r.MeanHops, 100*r.OneHopShare, r.MeanCalls, r.MeanContext, r.P50MS, r.P95MS)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/caprag/caprag/evalset"
+	"github.com/caprag/caprag/rag"
 )
 
 // caprag runs one command line in-process with a fresh environment and returns its exit status
@@ -155,7 +158,7 @@ func TestEvalReportsBothStrategies(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"| multi-hop | single-hop |", "| multi-question | multi-hop |", "full recall"} {
+	for _, want := range []string{"| multi-hop | single-hop |", "| multi-question | multi-hop |", "full recall", "cited recall"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("eval output lacks %q:\n%s", want, out)
 		}
@@ -166,5 +169,26 @@ func TestEvalReportsBothStrategies(t *testing.T) {
 	}
 	if code, _, _ := caprag(t, "eval"); code != 2 {
 		t.Fatal("eval without --set must exit 2")
+	}
+}
+
+// Cited recall reads the sources the answer text cites with [n], by their numbers, whatever
+// else the answer lists.
+func TestCitedPassages(t *testing.T) {
+	a := rag.Answer{
+		Text: "Grappled creatures cannot move [2]. Casting needs a free hand [1][2]; see also [9].",
+		Sources: []rag.Source{
+			{N: 1, Book: "Spells", Section: "Casting > Components"},
+			{N: 2, Book: "Conditions", Section: "Conditions > Grappled"},
+			{N: 3, Book: "Core", Section: "Core > Shopping"},
+		},
+	}
+	q := evalset.Question{Gold: []evalset.Gold{{Book: "conditions", Section: "Grappled"}, {Book: "core", Section: "Shopping"}}}
+	got := citedPassages(a)
+	if len(got) != 3 || got[0].Section != "Conditions > Grappled" || got[1].Section != "Casting > Components" {
+		t.Fatalf("cited passages %+v", got)
+	}
+	if n, _ := q.Recall(got); n != 1 {
+		t.Errorf("%d gold sections cited, want 1 (Shopping is listed but not cited)", n)
 	}
 }

@@ -13,17 +13,17 @@ import (
 )
 
 // srdPipeline loads books (files or folders) into an embedded store with the default settings
-// and returns an offline pipeline over it.
+// and returns an offline pipeline over it (the writer weighing words by the books).
 func srdPipeline(t *testing.T, paths ...string) *rag.Pipeline {
 	t.Helper()
 	return offlinePipeline(t, loadCorpus(t, paths...))
 }
 
-// offlinePipeline is the offline pipeline over a store, reading its books' lexicon, without a
-// cache.
+// offlinePipeline is the offline pipeline over a store (the analyzer and expander reading its
+// books' lexicon, the writer weighing words by the books), without a cache.
 func offlinePipeline(tb testing.TB, s *store.Local) *rag.Pipeline {
 	tb.Helper()
-	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.ModelsFor(s)})
+	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -56,14 +56,15 @@ func (a *app) httpClient() *http.Client {
 	return a.http
 }
 
-// models returns the offline rules, reading the books' words, or the configured language model.
-func (a *app) models(books store.Store) (rag.Models, error) {
+// models returns the offline rules or the configured language model; the offline writer weighs
+// words by how common they are in the books of s.
+func (a *app) models(s store.Store) (rag.Models, error) {
 	if a.cfg.LLMProvider == "offline" {
 		if a.cfg.LLMProviderDefaulted {
 			a.log.Info("no model configured (OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY or LLM_PROVIDER): answering offline, by quoting the books")
 		}
-		lib, _ := books.(offline.Library)
-		return offline.ModelsFor(lib), nil
+		v, _ := s.(offline.Vocabulary)
+		return offline.Models(v), nil
 	}
 	m, err := llm.New(a.cfg, llm.Options{HTTPClient: a.httpClient(), Log: a.log})
 	if err != nil {

@@ -33,7 +33,7 @@ func TestFirstSearchTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := offline.ModelsFor(s)
+		m := offline.Models(s)
 		hop1 := func(e rag.Expander) rag.MultiHop {
 			return rag.MultiHop{Retriever: s, Resolver: s, Expander: e, Analyzer: m.Analyzer, TopK: 5, MaxHops: 1, MaxQueries: 4}
 		}
