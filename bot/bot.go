@@ -21,12 +21,15 @@ import (
 	"github.com/caprag/caprag/config"
 )
 
-// Options tune the bot beyond the settings (tests shorten the edit interval).
+// Options tune the bot beyond the settings (tests shorten the edit interval and the retries).
 type Options struct {
 	// EditInterval is the least time between two progress edits of one reply (1s when 0).
 	EditInterval time.Duration
 	// Ready, when set, is called once the commands are registered.
 	Ready func()
+	// AttemptTimeout bounds one attempt of a REST request (30 s when 0); Backoff is the first
+	// wait before a retry (250 ms when 0).
+	AttemptTimeout, Backoff time.Duration
 }
 
 // Intents returns the fewest gateway intents the enabled features need. Interactions need no
@@ -64,13 +67,23 @@ func (t rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // NewSession returns a discordgo session whose every REST call goes to cfg.DiscordAPIURL (the
-// gateway address then comes from that API's /gateway answer).
+// gateway address then comes from that API's /gateway answer), with transient failures retried
+// (retry).
 func NewSession(cfg config.Config) (*discordgo.Session, error) {
+	return newSession(cfg, Options{})
+}
+
+func newSession(cfg config.Config, opt Options) (*discordgo.Session, error) {
 	s, err := discordgo.New("Bot " + strings.TrimPrefix(strings.TrimSpace(cfg.DiscordToken), "Bot "))
 	if err != nil {
 		return nil, fmt.Errorf("bot: session: %w", err)
 	}
-	s.Client = &http.Client{Timeout: 30 * time.Second, Transport: rewrite{base: strings.TrimRight(cfg.DiscordAPIURL, "/"), next: http.DefaultTransport}}
+	// No client-wide timeout: the transport times each attempt, so retries fit the request's
+	// own deadline.
+	s.Client = &http.Client{Transport: retry{
+		next:    rewrite{base: strings.TrimRight(cfg.DiscordAPIURL, "/"), next: http.DefaultTransport},
+		attempt: opt.AttemptTimeout, backoff: opt.Backoff,
+	}}
 	s.Identify.Intents = Intents(cfg)
 	s.LogLevel = discordgo.LogWarning
 	return s, nil
@@ -90,7 +103,7 @@ func RunWith(ctx context.Context, cfg config.Config, a commands.Answerer, log *s
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s, err := NewSession(cfg)
+	s, err := newSession(cfg, opt)
 	if err != nil {
 		return err
 	}
@@ -99,7 +112,7 @@ func RunWith(ctx context.Context, cfg config.Config, a commands.Answerer, log *s
 	// until the shutdown deadline.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	b := &bot{s: s, h: h, log: log, ctx: work}
+	b := &bot{s: s, h: h, log: log, ctx: work, lims: newLimiters(time.Now)}
 	s.AddHandler(func(_ *discordgo.Session, ev *discordgo.InteractionCreate) { b.interaction(ev.Interaction) })
 	s.AddHandler(func(_ *discordgo.Session, ev *discordgo.MessageCreate) { b.message(ev.Message) })
 	if err := s.Open(); err != nil {
@@ -155,6 +168,7 @@ type bot struct {
 	h     *commands.Handler
 	log   *slog.Logger
 	ctx   context.Context
+	lims  *limiters
 	botID string
 	// mu guards closing and the wg.Add calls, so no work starts once shutdown waits.
 	mu      sync.Mutex
@@ -174,7 +188,7 @@ func (b *bot) begin() bool {
 }
 
 func (b *bot) interaction(i *discordgo.Interaction) {
-	r := &responder{s: b.s}
+	r := &responder{s: b.s, lims: b.lims}
 	if !b.begin() {
 		_ = commands.Ephemeral(b.ctx, r, i, "The bot is restarting; please ask again in a minute.")
 		return
@@ -220,54 +234,83 @@ func (b *bot) message(m *discordgo.Message) {
 			b.log.Error("panic in message handler", "panic", fmt.Sprint(p), "message", m.ID, "channel", m.ChannelID)
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(b.ctx), 10*time.Second)
 			defer cancel()
-			_, _ = (&responder{s: b.s}).Send(ctx, m.ChannelID, &discordgo.MessageSend{
+			_, _ = (&responder{s: b.s, lims: b.lims}).Send(ctx, m.ChannelID, &discordgo.MessageSend{
 				Content:         internalError,
 				AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}},
 				Reference:       &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID},
 			})
 		}
 	}()
-	if err := b.h.Message(b.ctx, &responder{s: b.s}, m, b.botID); err != nil {
+	if err := b.h.Message(b.ctx, &responder{s: b.s, lims: b.lims}, m, b.botID); err != nil {
 		b.log.Error("message follow-up", "err", err, "message", m.ID, "channel", m.ChannelID)
 	}
 }
 
-// responder implements commands.Responder with the discordgo session.
+// responder implements commands.Responder with the discordgo session. The requests of an
+// interaction (callback, edits of the reply, follow-ups) go under rate-limit buckets of that
+// interaction's own limiter (limiters): one user's rate-limited edits do not hold up another's
+// (discordgo files every webhook-message edit under one shared bucket, bwmarrin/discordgo#1384),
+// and no bucket outlives its token.
 type responder struct {
 	s         *discordgo.Session
+	lims      *limiters
 	responded atomic.Bool
 }
 
+// interactionRequest sends one request of interaction i under its token's limiter and returns
+// the answer's body.
+func (r *responder) interactionRequest(ctx context.Context, i *discordgo.Interaction, method, uri string, data any) ([]byte, error) {
+	body, err := discordgo.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("bot: encode %s: %w", method, err)
+	}
+	bucket := r.lims.get(i.Token).LockBucket(strings.SplitN(uri, "?", 2)[0])
+	return r.s.RequestWithLockedBucket(method, uri, "application/json", body, bucket, 0, discordgo.WithContext(ctx))
+}
+
 func (r *responder) Respond(ctx context.Context, i *discordgo.Interaction, resp *discordgo.InteractionResponse) error {
-	err := r.s.InteractionRespond(i, resp, discordgo.WithContext(ctx))
+	_, err := r.interactionRequest(ctx, i, http.MethodPost, discordgo.EndpointInteractionResponse(i.ID, i.Token), resp)
 	if err == nil {
 		r.responded.Store(true)
 	}
 	return err
 }
 
-// EditResponse edits the original response under a rate-limit bucket of its own interaction
-// token: discordgo files every webhook-message edit under one shared bucket
-// (bwmarrin/discordgo#1384), which would make concurrent users wait on each other.
 func (r *responder) EditResponse(ctx context.Context, i *discordgo.Interaction, e *discordgo.WebhookEdit) (*discordgo.Message, error) {
-	uri := discordgo.EndpointWebhookMessage(i.AppID, i.Token, "@original")
-	body, err := r.s.RequestWithBucketID(http.MethodPatch, uri, e, uri, discordgo.WithContext(ctx))
+	body, err := r.interactionRequest(ctx, i, http.MethodPatch, discordgo.EndpointWebhookMessage(i.AppID, i.Token, "@original"), e)
+	return message(body, err, "edit response")
+}
+
+func (r *responder) Followup(ctx context.Context, i *discordgo.Interaction, p *discordgo.WebhookParams) (*discordgo.Message, error) {
+	body, err := r.interactionRequest(ctx, i, http.MethodPost, discordgo.EndpointWebhookToken(i.AppID, i.Token)+"?wait=true", p)
+	return message(body, err, "follow-up")
+}
+
+// message decodes a message answer.
+func message(body []byte, err error, what string) (*discordgo.Message, error) {
 	if err != nil {
 		return nil, err
 	}
 	var m discordgo.Message
 	if err := discordgo.Unmarshal(body, &m); err != nil {
-		return nil, fmt.Errorf("bot: edit response: %w", err)
+		return nil, fmt.Errorf("bot: %s: %w", what, err)
 	}
 	return &m, nil
 }
 
-func (r *responder) Followup(ctx context.Context, i *discordgo.Interaction, p *discordgo.WebhookParams) (*discordgo.Message, error) {
-	return r.s.FollowupMessageCreate(i, true, p, discordgo.WithContext(ctx))
-}
-
+// StartThread starts a thread under the channel's thread bucket (discordgo's own call keys it by
+// message, one bucket kept per answer).
 func (r *responder) StartThread(ctx context.Context, channelID, messageID, name string) (*discordgo.Channel, error) {
-	return r.s.MessageThreadStartComplex(channelID, messageID, &discordgo.ThreadStart{Name: name, AutoArchiveDuration: 1440}, discordgo.WithContext(ctx))
+	uri := discordgo.EndpointChannelMessageThread(channelID, messageID)
+	body, err := r.s.RequestWithBucketID(http.MethodPost, uri, &discordgo.ThreadStart{Name: name, AutoArchiveDuration: 1440}, discordgo.EndpointChannelThreads(channelID), discordgo.WithContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	var ch discordgo.Channel
+	if err := discordgo.Unmarshal(body, &ch); err != nil {
+		return nil, fmt.Errorf("bot: start thread: %w", err)
+	}
+	return &ch, nil
 }
 
 func (r *responder) Send(ctx context.Context, channelID string, m *discordgo.MessageSend) (*discordgo.Message, error) {

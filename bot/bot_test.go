@@ -144,8 +144,9 @@ func start(t testing.TB, mod func(*config.Config)) *harness {
 	return h
 }
 
-// startWith runs the bot against the fake Discord with the given answerer.
-func startWith(t testing.TB, mod func(*config.Config), ans commands.Answerer) *harness {
+// startWith runs the bot against the fake Discord with the given answerer; opts adjust the
+// bot's options.
+func startWith(t testing.TB, mod func(*config.Config), ans commands.Answerer, opts ...func(*bot.Options)) *harness {
 	t.Helper()
 	fd := fakediscord.New(t)
 	cfg := config.Config{
@@ -159,8 +160,12 @@ func startWith(t testing.TB, mod func(*config.Config), ans commands.Answerer) *h
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	bopt := bot.Options{EditInterval: 20 * time.Millisecond, Ready: func() { close(ready) }}
+	for _, o := range opts {
+		o(&bopt)
+	}
 	go func() {
-		done <- bot.RunWith(ctx, cfg, ans, log, bot.Options{EditInterval: 20 * time.Millisecond, Ready: func() { close(ready) }})
+		done <- bot.RunWith(ctx, cfg, ans, log, bopt)
 	}()
 	select {
 	case <-ready:

@@ -37,8 +37,12 @@ func TestSplitNeverCutsACitation(t *testing.T) {
 func TestAnswerEmbeds(t *testing.T) {
 	a := rag.Answer{Question: "q", Strategy: "multi-hop", Text: "Yes [1].", Hops: make([]rag.Hop, 2), Elapsed: 3400 * time.Millisecond, Cached: true,
 		Sources: []rag.Source{{N: 1, Book: "Basic Set", Page: 370, Section: "Rapid Strike"}, {N: 2, Book: "SRD", Section: "Grappled"}}}
-	e := answerEmbeds(a)
-	if len(e) != 1 || e[0].Fields[0].Value != "[1] Basic Set, p. 370 — Rapid Strike\n[2] SRD — Grappled" {
+	m := answerMessages(a)
+	if len(m) != 1 || len(m[0]) != 1 {
+		t.Fatalf("%d messages", len(m))
+	}
+	e := m[0]
+	if e[0].Fields[0].Value != "[1] Basic Set, p. 370 — Rapid Strike\n[2] SRD — Grappled" {
 		t.Fatalf("sources %q", e[0].Fields[0].Value)
 	}
 	if e[0].Footer.Text != "multi-hop · 2 hops · 3.4 s · cached" {
@@ -93,20 +97,8 @@ func TestAnswerEmbedsFitDiscordLimits(t *testing.T) {
 		sources = append(sources, rag.Source{N: n, Book: strings.Repeat("Book ", 10), Page: n, Section: strings.Repeat("Section ", 10)})
 	}
 	a := rag.Answer{Question: "q", Strategy: "multi-hop", Text: strings.Repeat("Rule text [1]. ", 300), Sources: sources}
-	for n, e := range answerEmbeds(a) {
-		size := len(e.Title) + len(e.Description)
-		if e.Footer != nil {
-			size += len(e.Footer.Text)
-		}
-		for _, f := range e.Fields {
-			size += len(f.Name) + len(f.Value)
-			if len(f.Value) > 1024 {
-				t.Fatalf("part %d: field of %d characters", n, len(f.Value))
-			}
-		}
-		if size > 6000 || len(e.Description) > 4096 {
-			t.Fatalf("part %d: %d characters", n, size)
-		}
+	if err := checkMessages(answerMessages(a), true); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -53,11 +53,14 @@ func (h *Handler) expiry(i *discordgo.Interaction) time.Time {
 type sink interface {
 	// progress replaces the reply with a progress text.
 	progress(ctx context.Context, text string) error
-	// final replaces the reply with the answer's first part and sends the others after it;
-	// it returns the answer message.
-	final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error)
+	// final replaces the reply with the answer's first message and sends the others after it;
+	// it returns the answer message (the last one, which holds the buttons).
+	final(ctx context.Context, msgs [][]*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error)
 	// fail replaces the reply with an error message.
 	fail(ctx context.Context, text string) error
+	// notice tells the player, in a message of its own, that the reply could not be shown (the
+	// reply itself is replaced too when Discord lets it).
+	notice(ctx context.Context, text string) error
 }
 
 func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interaction) error {
@@ -105,7 +108,7 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 	if c != nil {
 		a.threadID, a.conv = i.ChannelID, c
 	}
-	_, err := h.answer(ctx, a, &interactionSink{r: r, i: i})
+	_, err := h.answer(ctx, a, &interactionSink{r: r, i: i, private: a.private})
 	return err
 }
 
@@ -121,16 +124,34 @@ func checkQuestion(q string) string {
 	return ""
 }
 
-// answer runs the pipeline with progress shown in s, then shows the answer (or the error).
+// Time to show an answer. An interaction token lives 15 minutes (expires keeps a margin): the
+// answer must leave at least deliverTime to show it, retried as long as that takes, and the
+// last noticeTime of the token is kept for saying that it could not be shown. A reply posted as
+// a channel message has no token: it gets deliverTime and noticeTime after the answer.
+const (
+	deliverTime = 2 * time.Minute
+	noticeTime  = 30 * time.Second
+	// progressTime bounds one progress edit with its retries: a lost progress edit is replaced
+	// by the next, and the answer waits for a running one.
+	progressTime = 10 * time.Second
+)
+
+// undelivered is the notice a player gets when the reply could not be shown.
+const undelivered = "⚠️ Discord did not accept my reply to this question, so it is missing or incomplete here. Please ask again."
+
+// answer runs the pipeline with progress shown in s, then shows the answer (or the error). A
+// reply that Discord still refuses when its time is up is followed by a short notice.
 func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	start := h.opt.Now()
 	deadline := start.Add(h.opt.AnswerTimeout)
-	if !a.expires.IsZero() && a.expires.Add(-20*time.Second).Before(deadline) {
-		deadline = a.expires.Add(-20 * time.Second)
+	if !a.expires.IsZero() {
+		deadline = minTime(deadline, a.expires.Add(-noticeTime-deliverTime))
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	th := newThrottle(ctx, h.opt.EditInterval, func(ctx context.Context, text string) {
+		ctx, cancel := context.WithTimeout(ctx, progressTime)
+		defer cancel()
 		if err := s.progress(ctx, text); err != nil {
 			h.log.Warn("progress edit", "err", err)
 		}
@@ -150,13 +171,18 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	}
 	ans, err := h.opt.Answerer.Answer(ctx, req)
 	th.stop()
-	// The final message gets its own short deadline: the answer's may be spent, the
-	// interaction token (15 minutes) is not.
-	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	// Showing the reply has its own deadline: the answer's may be spent, the token is not.
+	deliverBy := h.opt.Now().Add(deliverTime)
+	if !a.expires.IsZero() {
+		deliverBy = a.expires.Add(-noticeTime)
+	}
+	base := context.WithoutCancel(ctx)
+	fctx, fcancel := context.WithDeadline(base, deliverBy)
 	defer fcancel()
 	if err != nil {
 		if ferr := s.fail(fctx, h.errorText(ctx, err, a)); ferr != nil {
 			h.log.Error("show error", "err", ferr)
+			h.notify(base, s, deliverBy)
 		}
 		return nil, fmt.Errorf("rule: answer %q: %w", a.question, err)
 	}
@@ -166,9 +192,9 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	if a.conv != nil {
 		a.conv.add(rag.Turn{Question: ans.Question, Answer: ans.Text})
 	}
-	parts := answerEmbeds(ans)
-	msg, err := s.final(fctx, parts, answerButtons(a.private))
+	msg, err := s.final(fctx, answerMessages(ans), answerButtons(a.private))
 	if err != nil {
+		h.notify(base, s, deliverBy)
 		return nil, fmt.Errorf("rule: show answer: %w", err)
 	}
 	rec := &record{Question: a.question, Answer: ans, Books: a.books, Strategy: a.strategy, Private: a.private, ChannelID: a.channelID, ThreadID: a.threadID}
@@ -177,6 +203,29 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	}
 	h.log.Info("answered", "question", a.question, "strategy", ans.Strategy, "hops", len(ans.Hops), "cached", ans.Cached, "sources", len(ans.Sources), "elapsed", ans.Elapsed)
 	return rec, nil
+}
+
+// notify tells the player that the reply could not be shown, within noticeTime after from.
+func (h *Handler) notify(ctx context.Context, s sink, from time.Time) {
+	ctx, cancel := context.WithDeadline(ctx, maxTime(from, h.opt.Now()).Add(noticeTime))
+	defer cancel()
+	if err := s.notice(ctx, undelivered); err != nil {
+		h.log.Error("notice of an undelivered reply", "err", err)
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // errorText says an answer's failure in the user's words.
@@ -206,7 +255,7 @@ func progressLine(p rag.Progress) string {
 	} else {
 		line = fmt.Sprintf("🔎 Hop %d — searching: %s", p.Hop.N, strings.Join(p.Hop.Queries, "; "))
 	}
-	line = truncate(line, 400)
+	line = truncate(noLinks(line), 400)
 	if p.Stage == rag.HopFinished {
 		line += fmt.Sprintf(" (%d found, %d new)", p.Hop.Found, p.Hop.New)
 	}
@@ -223,23 +272,25 @@ const (
 	embedTotal = 5800
 )
 
-// answerEmbeds renders an answer as one or more embeds: the text split at paragraph, sentence
-// or word boundaries but never inside a citation, the numbered sources as fields of the last
-// embed, and a footer with strategy, hops, seconds and cache.
-func answerEmbeds(a rag.Answer) []*discordgo.MessageEmbed {
-	chunks := split(a.Text, embedText)
+// answerMessages renders an answer as one or more messages of embeds: the text split at
+// paragraph, sentence or word boundaries but never inside a citation, the numbered sources as
+// fields of the last embed, and a footer with strategy, hops, seconds and cache. Consecutive
+// embeds share a message while they fit Discord's limits (10 embeds, 6000 characters), so a
+// short last part never stands alone. Masked links in the text are defanged.
+func answerMessages(a rag.Answer) [][]*discordgo.MessageEmbed {
+	chunks := split(noLinks(a.Text), embedText)
 	embeds := make([]*discordgo.MessageEmbed, len(chunks))
 	for n, c := range chunks {
 		embeds[n] = &discordgo.MessageEmbed{Description: c, Color: 0x5865F2}
 	}
-	embeds[0].Title = truncate(a.Question, 256)
+	embeds[0].Title = truncate(noLinks(a.Question), 256)
 	var lines []string
 	for _, s := range a.Sources {
 		lines = append(lines, SourceLine(s))
 	}
 	var fields []*discordgo.MessageEmbedField
 	for _, v := range split(strings.Join(lines, "\n"), fieldValue) {
-		if len(fields) == maxSourceFields {
+		if len(fields) == maxSourceFields || v == "" {
 			break
 		}
 		name := "Sources"
@@ -248,23 +299,51 @@ func answerEmbeds(a rag.Answer) []*discordgo.MessageEmbed {
 		}
 		fields = append(fields, &discordgo.MessageEmbedField{Name: name, Value: v})
 	}
-	if len(a.Sources) == 0 {
+	if len(fields) == 0 {
 		fields = append(fields, &discordgo.MessageEmbedField{Name: "Sources", Value: "none"})
 	}
 	last := embeds[len(embeds)-1]
+	footer := &discordgo.MessageEmbedFooter{Text: Footer(a)}
 	// One message's embeds hold at most 6000 characters: sources that do not fit under the
-	// last part of the text get a part of their own.
-	size := len(last.Title) + len(last.Description) + 200
-	for _, f := range fields {
-		size += len(f.Name) + len(f.Value)
-	}
-	if size > embedTotal {
+	// last part of the text get an embed of their own.
+	withSources := *last
+	withSources.Fields, withSources.Footer = fields, footer
+	if embedSize(&withSources) > embedTotal {
 		last = &discordgo.MessageEmbed{Color: 0x5865F2}
 		embeds = append(embeds, last)
 	}
-	last.Fields = fields
-	last.Footer = &discordgo.MessageEmbedFooter{Text: Footer(a)}
-	return embeds
+	last.Fields, last.Footer = fields, footer
+	var msgs [][]*discordgo.MessageEmbed
+	size := 0
+	for _, e := range embeds {
+		n := embedSize(e)
+		if k := len(msgs); k == 0 || len(msgs[k-1]) == maxEmbeds || size+n > embedTotal {
+			msgs = append(msgs, nil)
+			size = 0
+		}
+		msgs[len(msgs)-1] = append(msgs[len(msgs)-1], e)
+		size += n
+	}
+	return msgs
+}
+
+// maxEmbeds is the most embeds of one message.
+const maxEmbeds = 10
+
+// embedSize counts an embed's characters as Discord does for its 6000-character limit (bytes,
+// which are never fewer).
+func embedSize(e *discordgo.MessageEmbed) int {
+	n := len(e.Title) + len(e.Description)
+	for _, f := range e.Fields {
+		n += len(f.Name) + len(f.Value)
+	}
+	if e.Footer != nil {
+		n += len(e.Footer.Text)
+	}
+	if e.Author != nil {
+		n += len(e.Author.Name)
+	}
+	return n
 }
 
 // SourceLine renders a source as "[1] Basic Set, p. 370 — Rapid Strike".
@@ -295,28 +374,16 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// split cuts text into pieces of at most max bytes, at a paragraph break, else a line break,
-// else a sentence end, else a space — never inside a "[n]" citation, never inside a rune.
+// split cuts text into pieces of at most max bytes (max ≥ 1). A piece ends at the last
+// paragraph break in the back half of its room, else the last line break there, else sentence
+// end, else space — so that no piece is a stray fragment its neighbour had room for — else at
+// max; never inside a "[n]" citation (one longer than max excepted), never inside a rune. Every
+// piece is non-empty, so the loop always advances.
 func split(text string, max int) []string {
 	text = strings.TrimSpace(text)
 	var parts []string
 	for len(text) > max {
-		cut := -1
-		for _, sep := range []string{"\n\n", "\n", ". ", " "} {
-			if i := strings.LastIndex(text[:max], sep); i > 0 && !insideCitation(text[:i+len(sep)]) {
-				cut = i + len(sep)
-				break
-			}
-		}
-		if cut <= 0 {
-			cut = max
-			for cut > 0 && !utf8.RuneStart(text[cut]) {
-				cut--
-			}
-			for insideCitation(text[:cut]) && cut > 1 {
-				cut = strings.LastIndex(text[:cut], "[")
-			}
-		}
+		cut := cutPoint(text, max)
 		parts = append(parts, strings.TrimSpace(text[:cut]))
 		text = strings.TrimSpace(text[cut:])
 	}
@@ -326,15 +393,77 @@ func split(text string, max int) []string {
 	return parts
 }
 
-// insideCitation reports whether s ends inside an unclosed "[...]".
-func insideCitation(s string) bool {
-	return strings.LastIndex(s, "[") > strings.LastIndex(s, "]")
+// cutPoint returns where to end the first piece of text (longer than max): 0 < cut ≤ max.
+func cutPoint(text string, max int) int {
+	for _, sep := range []string{"\n\n", "\n", ". ", " "} {
+		for end := max; ; {
+			i := strings.LastIndex(text[:end], sep)
+			if i < max/2 || i <= 0 {
+				break
+			}
+			if cut := i + len(sep); !insideCitation(text, cut) {
+				return cut
+			}
+			end = i
+		}
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	if start, ok := citationAround(text, cut); ok && start > 0 {
+		cut = start
+	}
+	if cut == 0 { // one rune longer than max: keep it whole
+		_, cut = utf8.DecodeRuneInString(text)
+	}
+	return cut
+}
+
+// citation is a "[n]" citation as the answer writers make them: "[3]", "[1, 2]", "[4–6]".
+var citation = regexp.MustCompile(`\[\d{1,4}(?:\s{0,2}[,–-]\s{0,2}\d{1,4}){0,7}\]`)
+
+// maxCitation bounds the length of a citation (the pattern above).
+const maxCitation = 96
+
+// insideCitation reports whether cutting text at cut would split a citation.
+func insideCitation(text string, cut int) bool {
+	_, ok := citationAround(text, cut)
+	return ok
+}
+
+// citationAround returns the start of the citation that spans cut (start < cut < end), if any.
+// It looks at most maxCitation bytes either side, so a stray "[" costs nothing.
+func citationAround(text string, cut int) (int, bool) {
+	lo, hi := max(0, cut-maxCitation), min(len(text), cut+maxCitation)
+	open := strings.LastIndexByte(text[lo:cut], '[')
+	if open < 0 {
+		return 0, false
+	}
+	open += lo
+	for _, m := range citation.FindAllStringIndex(text[open:hi], -1) {
+		if s, e := open+m[0], open+m[1]; s < cut && cut < e {
+			return s, true
+		}
+	}
+	return 0, false
 }
 
 var mdSpecial = regexp.MustCompile("([\\\\*_`~|>])")
 
-// escape keeps rulebook names from turning into Markdown.
-func escape(s string) string { return mdSpecial.ReplaceAllString(s, `\$1`) }
+// escape keeps rulebook names from turning into Markdown (and masked links).
+func escape(s string) string { return noLinks(mdSpecial.ReplaceAllString(s, `\$1`)) }
+
+// noLinks defangs masked links ("[the errata](https://…)"), which embeds and messages render as
+// a link whose address is hidden: a rulebook, a book name or a model reply could carry a
+// phishing link that way. Escaping the parenthesis after "]" keeps the text readable ("](" is
+// shown) but it no longer forms a link. A bare address stays visible as it is.
+func noLinks(s string) string {
+	if !strings.Contains(s, "](") {
+		return s
+	}
+	return strings.ReplaceAll(s, "](", `]\(`)
+}
 
 // truncate shortens s to at most n runes, ending with "…" when cut.
 func truncate(s string, n int) string {
@@ -362,8 +491,35 @@ func answerButtons(private bool) []discordgo.MessageComponent {
 
 // interactionSink shows a reply in an interaction's original response and its follow-ups.
 type interactionSink struct {
-	r Responder
-	i *discordgo.Interaction
+	r       Responder
+	i       *discordgo.Interaction
+	private bool
+	// shown is set once the answer's first message replaced the reply: a notice then must not
+	// replace it.
+	shown bool
+}
+
+// notice sends the text as a follow-up (a route of its own, which may work when edits do not),
+// then tries to replace the reply with it, each in half the time left.
+func (s *interactionSink) notice(ctx context.Context, text string) error {
+	half := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		half, cancel = context.WithDeadline(ctx, dl.Add(-time.Until(dl)/2))
+		defer cancel()
+	}
+	flags := discordgo.MessageFlags(0)
+	if s.private {
+		flags = discordgo.MessageFlagsEphemeral
+	}
+	_, err := s.r.Followup(half, s.i, &discordgo.WebhookParams{Content: text, Flags: flags, AllowedMentions: noPings()})
+	if s.shown {
+		return err
+	}
+	if ferr := s.fail(ctx, text); err != nil {
+		return errors.Join(err, ferr)
+	}
+	return nil
 }
 
 func (s *interactionSink) progress(ctx context.Context, text string) error {
@@ -371,38 +527,37 @@ func (s *interactionSink) progress(ctx context.Context, text string) error {
 	return err
 }
 
-// firstPart returns what replaces the reply for an answer's first part: no text, the first
-// embed, and the buttons when the answer has one part (else they go under the last part).
-func firstPart(parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*string, *[]*discordgo.MessageEmbed, *[]discordgo.MessageComponent) {
+// firstPart returns what replaces the reply for an answer's first message: no text, its
+// embeds, and the buttons when the answer has one message (else they go under the last one).
+func firstPart(msgs [][]*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*string, *[]*discordgo.MessageEmbed, *[]discordgo.MessageComponent) {
 	empty := ""
-	first := parts[0:1]
+	first := msgs[0]
 	comps := []discordgo.MessageComponent{}
-	if len(parts) == 1 {
+	if len(msgs) == 1 {
 		comps = buttons
 	}
 	return &empty, &first, &comps
 }
 
-func (s *interactionSink) final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
-	content, first, comps := firstPart(parts, buttons)
+func (s *interactionSink) final(ctx context.Context, msgs [][]*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
+	content, first, comps := firstPart(msgs, buttons)
 	msg, err := s.r.EditResponse(ctx, s.i, &discordgo.WebhookEdit{Content: content, Embeds: first, Components: comps, AllowedMentions: noPings()})
 	if err != nil {
 		return nil, err
 	}
+	s.shown = true
 	flags := discordgo.MessageFlags(0)
 	if msg != nil {
 		flags = msg.Flags & discordgo.MessageFlagsEphemeral
 	}
-	for n, p := range parts[1:] {
-		params := &discordgo.WebhookParams{Embeds: []*discordgo.MessageEmbed{p}, Flags: flags, AllowedMentions: noPings()}
-		if n == len(parts)-2 {
+	for n, embeds := range msgs[1:] {
+		params := &discordgo.WebhookParams{Embeds: embeds, Flags: flags, AllowedMentions: noPings()}
+		if n == len(msgs)-2 {
 			params.Components = buttons
 		}
-		m, err := s.r.Followup(ctx, s.i, params)
-		if err != nil {
+		if msg, err = s.r.Followup(ctx, s.i, params); err != nil {
 			return nil, err
 		}
-		msg = m
 	}
 	return msg, nil
 }
@@ -459,16 +614,16 @@ func (s *channelSink) progress(ctx context.Context, text string) error {
 	return s.edit(ctx, &discordgo.MessageEdit{Content: &text})
 }
 
-func (s *channelSink) final(ctx context.Context, parts []*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
-	content, first, comps := firstPart(parts, buttons)
+func (s *channelSink) final(ctx context.Context, msgs [][]*discordgo.MessageEmbed, buttons []discordgo.MessageComponent) (*discordgo.Message, error) {
+	content, first, comps := firstPart(msgs, buttons)
 	if err := s.edit(ctx, &discordgo.MessageEdit{Content: content, Embeds: first, Components: comps}); err != nil {
 		return nil, err
 	}
 	msg := s.msg
 	s.replyTo = ""
-	for n, p := range parts[1:] {
-		m := &discordgo.MessageSend{Embeds: []*discordgo.MessageEmbed{p}}
-		if n == len(parts)-2 {
+	for n, embeds := range msgs[1:] {
+		m := &discordgo.MessageSend{Embeds: embeds}
+		if n == len(msgs)-2 {
 			m.Components = buttons
 		}
 		var err error
@@ -477,6 +632,12 @@ func (s *channelSink) final(ctx context.Context, parts []*discordgo.MessageEmbed
 		}
 	}
 	return msg, nil
+}
+
+// notice posts the text as a new message: the message being edited is what failed.
+func (s *channelSink) notice(ctx context.Context, text string) error {
+	_, err := s.send(ctx, &discordgo.MessageSend{Content: text})
+	return err
 }
 
 func (s *channelSink) fail(ctx context.Context, text string) error {

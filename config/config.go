@@ -44,6 +44,14 @@ type Config struct {
 	// (lexical with the local hashed embedder, hybrid with the others).
 	SearchMode string `envconfig:"SEARCH_MODE" default:"auto"`
 
+	// Limits and locks.
+	// MaxFileMB is the largest file ingest reads, in MiB.
+	MaxFileMB int `envconfig:"MAX_FILE_MB" default:"256"`
+	// MaxBookTextMB is the most text one book may hold, in MiB (ingest memory grows with it).
+	MaxBookTextMB int `envconfig:"MAX_BOOK_TEXT_MB" default:"16"`
+	// StoreLockTimeout is how long a change to the books waits for another process's change.
+	StoreLockTimeout time.Duration `envconfig:"STORE_LOCK_TIMEOUT" default:"2m"`
+
 	// Models.
 	// LLMProvider is empty when unset: Load picks openai, anthropic or offline from the keys.
 	LLMProvider     string        `envconfig:"LLM_PROVIDER"`
@@ -199,6 +207,11 @@ func (c Config) Validate() error {
 	between("MAX_QUERIES", c.MaxQueries, 1, 10)
 	between("TOP_K", c.TopK, 1, 50)
 	between("CACHE_MAX_ENTRIES", c.CacheMaxEntries, 0, 1_000_000)
+	between("MAX_FILE_MB", c.MaxFileMB, 1, 4096)
+	between("MAX_BOOK_TEXT_MB", c.MaxBookTextMB, 1, 1024)
+	if c.StoreLockTimeout < 0 {
+		errs = append(errs, &Error{Var: "STORE_LOCK_TIMEOUT", Value: c.StoreLockTimeout.String(), Accepted: `a duration of 0 (do not wait) or more, such as "2m"`})
+	}
 	if c.LLMContextTokens != 0 {
 		between("LLM_CONTEXT_TOKENS", c.LLMContextTokens, 1024, 2_000_000)
 	}

@@ -2,11 +2,15 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	chroma "github.com/amikos-tech/chroma-go/pkg/api/v2"
 	chromaemb "github.com/amikos-tech/chroma-go/pkg/embeddings"
@@ -21,6 +25,9 @@ type ChromaOptions struct {
 	URL, Collection, Tenant, Database string
 	// Timeout bounds each HTTP request (default 30 s).
 	Timeout time.Duration
+	// LockDir is DATA_DIR: writers of the collection take the writer lock there, keyed by the
+	// server and collection (no lock when empty).
+	LockDir string
 }
 
 // embedderKey is the collection metadata that records which embedder built the collection.
@@ -34,9 +41,27 @@ const chromaBatch = 500
 // memory at open, for BM25 and reference links.
 type Chroma struct {
 	*index
-	client chroma.Client
-	col    chroma.Collection
-	url    string
+	client   chroma.Client
+	col      chroma.Collection
+	url      string
+	lockPath string
+	lockOpt  LockOptions
+}
+
+// chromaLockPath is the lock of one collection under DATA_DIR/locks: the collection's name for
+// people, a hash of server, tenant, database and collection to tell collections apart.
+func chromaLockPath(dir string, co ChromaOptions) string {
+	h := sha256.Sum256([]byte(strings.Join([]string{strings.TrimRight(co.URL, "/"), co.Tenant, co.Database, co.Collection}, "\x00")))
+	name := strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_') {
+			return r
+		}
+		return '_'
+	}, co.Collection)
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	return filepath.Join(dir, "locks", "chroma-"+name+"-"+hex.EncodeToString(h[:6])+".lock")
 }
 
 // OpenChroma connects to the collection (creating it) and loads its passages.
@@ -53,6 +78,10 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 		return nil, fmt.Errorf("Chroma client for %s: %w", co.URL, err)
 	}
 	c := &Chroma{client: client, url: co.URL}
+	if co.LockDir != "" {
+		c.lockPath = chromaLockPath(co.LockDir, co)
+		c.lockOpt = LockOptions{Timeout: opts.LockTimeout, Waiting: opts.Waiting}
+	}
 	col, err := client.GetOrCreateCollection(ctx, co.Collection,
 		chroma.WithEmbeddingFunctionCreate(efAdapter{opts.Embedder}),
 		chroma.WithDisableEFConfigStorage(),
@@ -65,9 +94,14 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 	}
 	c.col = col
 	c.index = newIndex(opts.Embedder, opts.Mode, c)
-	if err := c.load(ctx); err != nil {
+	// Read under a shared lock: a writer on this machine never shows half a book.
+	err = c.locked(ctx, Shared, func() error { return c.load(ctx) })
+	if err != nil {
 		client.Close()
 		return nil, err
+	}
+	if c.lockPath != "" {
+		c.beginWrite = c.lockForWrite
 	}
 	if id, ok := col.Metadata().GetString(embedderKey); ok && id != opts.Embedder.ID() && len(c.entries) > 0 {
 		client.Close()
@@ -88,8 +122,41 @@ func (c *Chroma) wrap(what string, err error) error {
 	return fmt.Errorf("%s on the Chroma server at %s: %w", what, c.url, err)
 }
 
+// locked runs f under the collection's lock (f alone when there is no lock). A reader that
+// cannot create the lock file (a read-only DATA_DIR) reads without it; one that finds it held
+// past STORE_LOCK_TIMEOUT fails.
+func (c *Chroma) locked(ctx context.Context, mode LockMode, f func() error) error {
+	if c.lockPath == "" {
+		return f()
+	}
+	l, err := Lock(ctx, c.lockPath, mode, c.lockOpt)
+	if err != nil {
+		if mode == Shared && !errors.Is(err, ErrLocked) && ctx.Err() == nil {
+			return f()
+		}
+		return fmt.Errorf("reading the books: %w", err)
+	}
+	defer l.Unlock()
+	return f()
+}
+
+// lockForWrite takes the collection's writer lock and reads the collection again, so that a
+// change is made to what other processes have written meanwhile.
+func (c *Chroma) lockForWrite(ctx context.Context) (func(), error) {
+	l, err := Lock(ctx, c.lockPath, Exclusive, c.lockOpt)
+	if err != nil {
+		return nil, fmt.Errorf("writing the books: %w", err)
+	}
+	if err := c.load(ctx); err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
+}
+
 // load reads every record of the collection into the index.
 func (c *Chroma) load(ctx context.Context) error {
+	entries := map[string]*entry{}
 	for offset := 0; ; offset += chromaBatch {
 		res, err := c.col.Get(ctx, chroma.WithInclude(chroma.IncludeDocuments, chroma.IncludeMetadatas, chroma.IncludeEmbeddings), chroma.WithLimit(chromaBatch), chroma.WithOffset(offset))
 		if err != nil {
@@ -115,12 +182,15 @@ func (c *Chroma) load(ctx context.Context) error {
 			if i < len(embs) && embs[i] != nil {
 				e.Vec = embs[i].ContentAsFloat32()
 			}
-			c.entries[e.P.ID] = e
+			entries[e.P.ID] = e
 		}
 		if len(ids) < chromaBatch {
 			break
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries = entries
 	c.rebuild()
 	return nil
 }

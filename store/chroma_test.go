@@ -116,3 +116,41 @@ func TestSRDSingleHopRecallChroma(t *testing.T) {
 		t.Errorf("hybrid top-5 single-hop recall %.0f%% fell below its 80%% floor (missed %v)", 100*r, missed)
 	}
 }
+
+// Row 3 of issue 11, for Chroma: writers of one collection take the DATA_DIR lock keyed by the
+// collection and re-read the collection under it, so a book ingested twice at once ends as one
+// version, not the union of both; a held lock is named.
+func TestChromaWritersLockTheCollection(t *testing.T) {
+	ctx := context.Background()
+	srv := chromatest.Shared(t)
+	dataDir := t.TempDir()
+	co := ChromaOptions{URL: srv.URL, Collection: fmt.Sprintf("lock-%d", collections.Add(1)), Tenant: "default_tenant", Database: "default_database", LockDir: dataDir}
+	open := func() *Chroma {
+		s, err := OpenChroma(ctx, co, Options{Embedder: embed.NewLocal(embed.LocalDims)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	long := loadBook(t, "core", coreMD)
+	short := loadBook(t, "core", "# Combat\n\nOnly one rule now.\n")
+	if err := a.ReplaceBook(ctx, long); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReplaceBook(ctx, short); err != nil { // b read the collection before a wrote
+		t.Fatal(err)
+	}
+	if got := bookNames(t, open()); got != fmt.Sprintf("core:%d", len(short.Passages)) {
+		t.Fatalf("after two writers of one book: %s, want core:%d (the later version only)", got, len(short.Passages))
+	}
+	held, err := Lock(ctx, chromaLockPath(dataDir, co), Exclusive, LockOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	if err := a.ReplaceBook(ctx, long); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "PID") {
+		t.Fatalf("write under a held lock: %v", err)
+	}
+}

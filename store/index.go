@@ -54,6 +54,24 @@ type index struct {
 	bookCounts map[string]int                  // book name → passages
 	lx         *lexicon.Lexicon                // the books' terms and reference graph
 	onChange   func(ctx context.Context) error // persists (embedded store)
+	// beginWrite, when set, is called before a change, without x.mu: it takes the writer lock
+	// that keeps other processes from changing the books at the same time and brings the index
+	// up to date with what they wrote; the func it returns releases the lock.
+	beginWrite func(ctx context.Context) (func(), error)
+}
+
+// lockForWrite runs beginWrite. The context it returns is not cancelled with ctx: a change, once
+// started, runs to its end (Ctrl-C during a Chroma write would leave half a book), each request
+// bounded by its own timeout.
+func (x *index) lockForWrite(ctx context.Context) (context.Context, func(), error) {
+	if x.beginWrite == nil {
+		return ctx, func() {}, nil
+	}
+	unlock, err := x.beginWrite(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return context.WithoutCancel(ctx), unlock, nil
 }
 
 func newIndex(emb embed.Embedder, mode Mode, be backend) *index {
@@ -205,6 +223,11 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 	for _, e := range es {
 		keep[e.P.ID] = true
 	}
+	ctx, unlock, err := x.lockForWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var stale []string
@@ -232,6 +255,11 @@ func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress 
 
 // RemoveBook deletes a book; ErrNoBook when there is none of that name.
 func (x *index) RemoveBook(ctx context.Context, name string) error {
+	ctx, unlock, err := x.lockForWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var ids []string

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/caprag/caprag/config"
 	"github.com/caprag/caprag/embed"
@@ -67,18 +68,29 @@ func (m Mode) resolve(emb embed.Embedder) Mode {
 type Options struct {
 	Embedder embed.Embedder
 	Mode     Mode
+	// LockTimeout bounds how long a change waits while another process changes the same books
+	// (STORE_LOCK_TIMEOUT; 0: it fails at once when they are locked).
+	LockTimeout time.Duration
+	// Waiting, when set, hears that a change waits for another process (who holds the lock).
+	Waiting func(holder string)
 }
 
 // Open opens the store the settings name, with the embedder they name (built with eopts).
 func Open(ctx context.Context, cfg config.Config, eopts ...embed.Option) (Store, error) {
+	return OpenWaiting(ctx, cfg, nil, eopts...)
+}
+
+// OpenWaiting is Open with a function that hears when a change waits for another process that
+// is changing the books (Options.Waiting).
+func OpenWaiting(ctx context.Context, cfg config.Config, waiting func(holder string), eopts ...embed.Option) (Store, error) {
 	e, err := embed.New(cfg, eopts...)
 	if err != nil {
 		return nil, err
 	}
-	opts := Options{Embedder: e, Mode: Mode(cfg.SearchMode)}
+	opts := Options{Embedder: e, Mode: Mode(cfg.SearchMode), LockTimeout: cfg.StoreLockTimeout, Waiting: waiting}
 	switch cfg.VectorStore {
 	case "chroma":
-		s, err := OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase}, opts)
+		s, err := OpenChroma(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase, LockDir: cfg.DataDir}, opts)
 		if err != nil {
 			return nil, err // not a nil *Chroma in a non-nil Store
 		}

@@ -32,7 +32,9 @@ func runBooks(ctx context.Context, a *app, args []string) error {
 	if *page != 0 && (len(rest) == 0 || rest[0] != "show") {
 		return usagef("--page goes with show")
 	}
-	s, err := a.openStore(ctx)
+	s, err := a.openStore(ctx, func(holder string) {
+		fmt.Fprintf(a.stderr, "waiting: %s is changing the books (at most STORE_LOCK_TIMEOUT=%s)\n", holder, a.cfg.StoreLockTimeout)
+	})
 	if err != nil {
 		return err
 	}

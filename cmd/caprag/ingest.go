@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +24,9 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	// values): a batch run trades a larger heap (the SRD PDF: 250 MB peak instead of 180) for
 	// about a tenth less CPU spent collecting it.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// …but not past a soft 1 GiB: a large book (MAX_BOOK_TEXT_MB) then collects as often as it
+	// needs to stay near its live size (a 16 MB Markdown book: 1.67 GB peak without this limit).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	book := fs.String("book", "", "book name (one file only; default: the PDF title or the file name)")
 	paths, err := parseFlags(fs, args)
@@ -32,30 +36,38 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	if len(paths) == 0 {
 		return usagef("name at least one file or folder")
 	}
-	files, err := ingest.Files(paths)
-	if err != nil {
-		return err
+	// A folder or path that cannot be read is reported with the failed files; the rest loads.
+	files, walkErr := ingest.Files(paths)
+	var failed []string
+	for _, e := range unjoin(walkErr) {
+		failed = append(failed, e.Error())
+		fmt.Fprintln(a.stderr, "failed: "+e.Error())
 	}
 	if len(files) == 0 {
+		if walkErr != nil {
+			return fmt.Errorf("nothing to load: %w", walkErr)
+		}
 		return fmt.Errorf("no PDF, Markdown or text files in %s", strings.Join(paths, ", "))
 	}
 	if *book != "" && len(files) > 1 {
 		return usagef("--book names one book, but %d files were given", len(files))
 	}
-	s, err := a.openStore(ctx)
+	bar := newProgress(a.stderr)
+	s, err := a.openStore(ctx, func(holder string) {
+		bar.line("waiting: " + holder + " is changing the books (at most STORE_LOCK_TIMEOUT=" + a.cfg.StoreLockTimeout.String() + ")")
+	})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	bar := newProgress(a.stderr)
 	start := time.Now()
 	var (
 		loaded []ingest.Book
 		byName = map[string]int{} // book name → index in loaded
-		failed []string
 	)
+	limits := ingest.Limits{FileBytes: int64(a.cfg.MaxFileMB) << 20, TextBytes: int64(a.cfg.MaxBookTextMB) << 20}
 	for i, f := range files {
-		b, err := ingest.LoadFile(ctx, f, ingest.Options{Book: *book, Progress: func(p ingest.Progress) {
+		b, err := ingest.LoadFile(ctx, f, ingest.Options{Book: *book, Limits: limits, Progress: func(p ingest.Progress) {
 			bar.update(i+1, len(files), p)
 		}})
 		if b != nil {
@@ -65,7 +77,7 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 		}
 		if err != nil && (b == nil || len(b.Passages) == 0) {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return errInterrupted
 			}
 			failed = append(failed, err.Error())
 			bar.line("failed: " + err.Error())
@@ -86,8 +98,9 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 		bar.embedStart = time.Now()
 		err := s.ReplaceBooks(ctx, loaded, func(done, total int) { bar.embedded(done, total) })
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				bar.done()
+				return errInterrupted
 			}
 			bar.done()
 			return fmt.Errorf("storing %d books: %w", len(loaded), err)
@@ -101,7 +114,22 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	bar.done()
 	fmt.Fprintf(a.stdout, "ingested %d books, %d pages, %d passages in %.1f s\n", books, pages, passages, time.Since(start).Seconds())
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d files failed:\n  %s", len(failed), len(files), strings.Join(failed, "\n  "))
+		return fmt.Errorf("%d of %d files or folders failed:\n  %s", len(failed), len(files)+len(unjoin(walkErr)), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+// errInterrupted is what an ingest stopped by Ctrl-C or SIGTERM before its change says: a change
+// once started runs to its end, so nothing was half-stored.
+var errInterrupted = errors.New("interrupted before anything was stored (the books are as they were)")
+
+// unjoin lists the errors an errors.Join holds (nil: none).
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
 	}
 	return nil
 }

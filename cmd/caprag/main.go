@@ -60,6 +60,11 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, a second one stops caprag at once (the default action).
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -102,6 +107,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// Ctrl-C or SIGTERM: say so in words, not "context canceled".
+		fmt.Fprintf(stderr, "caprag %s: interrupted\n", cmd.name)
+		return 1
 	default:
 		var ce *config.Error
 		fmt.Fprintf(stderr, "caprag %s: %s\n", cmd.name, err.Error())

@@ -13,9 +13,10 @@ import (
 	"github.com/caprag/caprag/store"
 )
 
-// openStore opens the store the settings name.
-func (a *app) openStore(ctx context.Context) (store.Store, error) {
-	s, err := store.Open(ctx, a.cfg, embed.WithHTTPClient(a.httpClient()))
+// openStore opens the store the settings name; waiting, when set, hears that a change waits for
+// another process that is changing the books.
+func (a *app) openStore(ctx context.Context, waiting func(holder string)) (store.Store, error) {
+	s, err := store.OpenWaiting(ctx, a.cfg, waiting, embed.WithHTTPClient(a.httpClient()))
 	if err != nil {
 		return nil, fmt.Errorf("opening the books: %w", err)
 	}
@@ -24,7 +25,7 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 
 // openBooks opens the ingested books, or the built-in sample books when none are ingested.
 func (a *app) openBooks(ctx context.Context) (store.Store, bool, error) {
-	s, err := a.openStore(ctx)
+	s, err := a.openStore(ctx, nil)
 	if err != nil {
 		return nil, false, err
 	}

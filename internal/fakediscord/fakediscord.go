@@ -174,11 +174,19 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
-// Message returns a message the bot created or edited, by id.
+// Message returns a copy of a message the bot created or edited, by id (nil when unknown).
 func (s *Server) Message(id string) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.messages[id]
+	m, ok := s.messages[id]
+	if !ok {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // Original returns the id of the interaction's original response message ("" before the
