@@ -1,9 +1,12 @@
 package lexicon
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/caprag/caprag/passage"
 )
 
 // Read and Link take any book text: every reference and mention they find points at a passage
@@ -37,5 +40,35 @@ func FuzzReadAndLink(f *testing.F) {
 		}
 		lx.Named(t1)
 		lx.Bridge(t2, 3)
+	})
+}
+
+var pageTarget = regexp.MustCompile(`^[A-Z]?\d{1,4}$`)
+
+// FuzzExplicitRefs: the reference parser finds page references and "see X" phrases in any text;
+// each reference quotes text that is in the passage and has a target of the right shape (a page
+// number, or none for a placeholder such as "page XX"), and stands at a token of the passage.
+func FuzzExplicitRefs(f *testing.F) {
+	f.Add("If you succeed, you subject the target to the grappled condition (see Conditions). See page 12, pp. 12-13.")
+	f.Add("described in the “Unseen Attackers and Targets” section")
+	f.Add("(see appendix PH-A) See also Cover below. p. A12")
+	f.Add("the usual teamwork rules (page XX), and the Bronze Rule (Fate Core, page 270)")
+	f.Fuzz(func(t *testing.T, text string) {
+		n := len(tokenize(text))
+		for _, r := range explicitRefs(text) {
+			if !strings.Contains(text, strings.TrimSpace(r.Text)) || r.At < 0 || r.At > n {
+				t.Fatalf("reference %+v: text not in the passage or position outside it (%d tokens)", r, n)
+			}
+			switch r.Kind {
+			case passage.RefPage:
+				if r.Target != "" && !pageTarget.MatchString(r.Target) {
+					t.Fatalf("page reference %+v: target is not a page", r)
+				}
+			default:
+				if strings.TrimSpace(r.Target) == "" {
+					t.Fatalf("reference %+v: empty target", r)
+				}
+			}
+		}
 	})
 }
