@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
 )
 
 // checkPassages asserts what every book's passages promise, whatever the input: sizes, no empty
