@@ -117,7 +117,7 @@ func validStrategy(s string) bool { return s == StrategyMultiHop || s == Strateg
 func (p *Pipeline) Strategy(name string) (Strategy, error) {
 	switch name {
 	case StrategyMultiHop:
-		return MultiHop{Retriever: p.o.Retriever, Resolver: p.o.Resolver, Analyzer: p.o.Models.Analyzer, TopK: p.o.TopK, MaxHops: p.o.MaxHops, MaxQueries: p.o.MaxQueries}, nil
+		return MultiHop{Retriever: p.o.Retriever, Resolver: p.o.Resolver, Expander: p.o.Models.Expander, Analyzer: p.o.Models.Analyzer, TopK: p.o.TopK, MaxHops: p.o.MaxHops, MaxQueries: p.o.MaxQueries}, nil
 	case StrategyMultiQuestion:
 		return MultiQuestion{Retriever: p.o.Retriever, Expander: p.o.Models.Expander, TopK: p.o.TopK, MaxQueries: p.o.MaxQueries}, nil
 	}

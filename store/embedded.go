@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -25,14 +24,13 @@ import (
 // names the current ones:
 //
 //	manifest            the generation: its books (name, segment, passage counts, the embedder
-//	                    of its vectors) and its links file; replaced atomically on every change
+//	                    of its vectors); replaced atomically on every change
 //	seg-<id>            one book's segment (segment.go), named by a hash of its passages
 //	vec-<id>-<emb>      one book's vectors (vectors.go), per embedder
-//	links-<hash>        the cross-book facts (links.go)
 //	.writer.lock        taken by a process while it changes the library (lock.go)
 //
 // Every file is checked (CRC-32C of its content) when it is read; a damaged one is named in the
-// error. Opening reads the manifest and the links; a book's segment is read when first searched,
+// error. Opening reads the manifest; a book's segment is read when first searched,
 // and its vectors only by a search mode that reads vectors. A change writes the changed books'
 // files, then the manifest, then removes the files no manifest names. Another process's change
 // is seen at the next write (under the lock) and by Refresh.
@@ -53,7 +51,6 @@ type manifest struct {
 	Format     int            `json:"format"`
 	Generation int64          `json:"generation"`
 	Books      []manifestBook `json:"books"`
-	Links      string         `json:"links"`
 }
 
 type manifestBook struct {
@@ -66,7 +63,7 @@ type manifestBook struct {
 }
 
 const (
-	manifestFormat = 3
+	manifestFormat = 4
 	manifestFile   = "manifest"
 	lockFile       = ".writer.lock"
 	// storeFile is the one file of the stores before segments: format 1 (gzip of one gob value)
@@ -77,8 +74,7 @@ const (
 )
 
 var (
-	manMagic   = []byte("CPRGMAN\x01")
-	linksMagic = []byte("CPRGLNK\x01")
+	manMagic = []byte("CPRGMAN\x01")
 )
 
 // OpenEmbedded opens (or creates) the embedded store in dir. Books embedded with another
@@ -116,10 +112,6 @@ func (s *Local) Refresh(ctx context.Context) (bool, error) {
 	if err != nil || m.Generation == s.gen {
 		return false, err
 	}
-	l, err := s.readLinks(m.Links)
-	if err != nil {
-		return false, err
-	}
 	have := map[string]*shelf{}
 	for _, sh := range s.cur.Load().shelves {
 		have[sh.id+"\x00"+sh.embedder] = sh
@@ -134,7 +126,7 @@ func (s *Local) Refresh(ctx context.Context) (bool, error) {
 		sh.open = s.segmentLoader(sh, b.Vectors)
 		shelves[i] = sh
 	}
-	s.cur.Store(newView(shelves, l))
+	s.cur.Store(newView(shelves))
 	s.gen = m.Generation
 	return true, nil
 }
@@ -245,22 +237,6 @@ func (s *Local) readManifest() (manifest, error) {
 	return m, nil
 }
 
-func (s *Local) readLinks(name string) (links, error) {
-	if name == "" {
-		return links{}, nil
-	}
-	path := filepath.Join(s.dir, name)
-	payload, err := readFramed(path, linksMagic)
-	if err != nil {
-		return links{}, err
-	}
-	var l links
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&l); err != nil {
-		return links{}, &DamagedError{Path: path, Reason: err.Error()}
-	}
-	return l, nil
-}
-
 // book writes a built book's segment and vectors files (persister).
 func (s *Local) book(b *built) error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
@@ -281,18 +257,10 @@ func (s *Local) book(b *built) error {
 	return nil
 }
 
-// commit writes the links and the manifest of a new generation, then removes the files no
-// longer named (persister).
+// commit writes the manifest of a new generation, then removes the files no longer named
+// (persister).
 func (s *Local) commit(_ context.Context, v *view) error {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(v.links); err != nil {
-		return fmt.Errorf("store: saving the links: %w", err)
-	}
-	sum := sha256.Sum256(buf.Bytes())
-	m := manifest{Format: manifestFormat, Generation: s.gen + 1, Links: "links-" + hex.EncodeToString(sum[:8])}
-	if err := writeFramed(filepath.Join(s.dir, m.Links), linksMagic, buf.Bytes()); err != nil {
-		return err
-	}
+	m := manifest{Format: manifestFormat, Generation: s.gen + 1}
 	for _, sh := range v.shelves {
 		m.Books = append(m.Books, manifestBook{Name: sh.name, Segment: sh.id, Passages: sh.passages, Parents: sh.parents, Embedder: sh.embedder, Vectors: vecName(sh.id, sh.embedder)})
 	}
@@ -311,7 +279,7 @@ func (s *Local) commit(_ context.Context, v *view) error {
 // sweep removes the files the manifest does not name. A reader of the previous generation that
 // finds a file gone reads the library again (index.view).
 func (s *Local) sweep(m manifest) {
-	named := map[string]bool{manifestFile: true, m.Links: true, lockFile: true}
+	named := map[string]bool{manifestFile: true, lockFile: true}
 	for _, b := range m.Books {
 		named["seg-"+b.Segment] = true
 		named[b.Vectors] = true

@@ -16,6 +16,7 @@ import (
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/words"
@@ -77,7 +78,7 @@ type index struct {
 
 func newIndex(emb embed.Embedder, mode Mode, be backend) *index {
 	x := &index{emb: emb, mode: mode.resolve(emb), be: be}
-	x.cur.Store(newView(nil, links{}))
+	x.cur.Store(newView(nil))
 	return x
 }
 
@@ -311,17 +312,7 @@ func (x *index) apply(ctx context.Context, ready []*built, remove []string, stor
 		shelves = append(shelves, sh)
 	}
 	slices.SortFunc(shelves, func(a, b *shelf) int { return cmp.Compare(a.name, b.name) })
-	names := make([]string, len(shelves))
-	byName := map[string]*shelf{}
-	for i, sh := range shelves {
-		names[i] = sh.name
-		byName[sh.name] = sh
-	}
-	l, err := updateLinks(old.links, names, changed, func(book string) (*segment, error) { return byName[book].segment() })
-	if err != nil {
-		return fmt.Errorf("store: linking the books: %w", err)
-	}
-	nv := newView(shelves, l)
+	nv := newView(shelves)
 	if x.be != nil && store {
 		for _, b := range ready {
 			if err := x.be.put(ctx, b.entries); err != nil {
@@ -439,7 +430,7 @@ func (x *index) Reindex(ctx context.Context, force bool, progress func(embedded,
 	for i, sh := range old.shelves {
 		shelves[i] = cmp.Or(redone[sh.name], sh)
 	}
-	nv := newView(shelves, old.links)
+	nv := newView(shelves)
 	if x.files != nil {
 		if err := x.files.commit(ctx, nv); err != nil {
 			return 0, err
@@ -567,6 +558,17 @@ func (x *index) Mentions(ctx context.Context, text string) ([]passage.Reference,
 		return nil, err
 	}
 	return v.mentions(text), nil
+}
+
+// Lexicon returns what the books say about their own words (see package lexicon), linked on
+// first use; nil when the books cannot be read. It is replaced, not changed, when the books
+// change.
+func (x *index) Lexicon() *lexicon.Lexicon {
+	v, err := x.view(context.Background())
+	if err != nil {
+		return nil
+	}
+	return v.lexicon()
 }
 
 // headingKeys are the lookup keys of a section: its last heading, normalised and stemmed.

@@ -19,13 +19,12 @@ import (
 	"github.com/caprag/caprag/words"
 )
 
-// A segment is one book as the store searches it: its passages and everything ingest derives
-// from that book alone — the BM25 postings of its child chunks, the explicit references ("see
-// X", pages) and run-in headings of its parents. It is built once, when the book is stored,
-// encoded into one byte slice (persisted as one file by the embedded store) and read back
-// without recomputing anything: strings point into the slice, postings are decoded as they are
-// scored. A library is a list of segments; what depends on several books (mentions of other
-// books' titles, defined terms) lives beside them (links.go).
+// A segment is one book as the store searches it: its passages and the BM25 postings of its
+// child chunks. It is built once, when the book is stored, encoded into one byte slice
+// (persisted as one file by the embedded store) and read back without recomputing anything:
+// strings point into the slice, the dictionary and postings are arrays used where they lie. A
+// library is a list of segments; what depends on several books (the lexicon: terms and the
+// reference graph) is linked from them (view.go).
 type segment struct {
 	id   string // content hash: same book, same id
 	book string
@@ -58,9 +57,7 @@ type segment struct {
 // parentRec is one parent passage: what the answer writer reads.
 type parentRec struct {
 	id, section, source, text string
-	first                     int32  // its first child
-	refs                      []byte // encoded explicit references (decodeRefs)
-	runIns                    []string
+	first                     int32 // its first child
 }
 
 // Segment files begin with a magic string, the CRC-32C (Castagnoli) of the payload and the
@@ -73,7 +70,7 @@ var (
 	crcTable = crc32.MakeTable(crc32.Castagnoli)
 )
 
-const segFormat = 3
+const segFormat = 4
 
 // frameHeader is magic, CRC-32C, 4 bytes of zeros (so that the payload starts 8-aligned) and
 // payload length.
@@ -150,19 +147,6 @@ func encodeSegment(book string, ps []ingest.Passage) (id string, payload []byte)
 		e.str(p.Source)
 		e.str(p.Parent)
 		e.uvarint(uint64(i))
-		refs := ingest.ExplicitRefs(p.Parent)
-		e.uvarint(uint64(len(refs)))
-		for _, r := range refs {
-			e.str(string(r.Kind))
-			e.str(r.Text)
-			e.str(r.Target)
-			e.str(r.Book)
-		}
-		runIns := passage.RunInHeadings(p.Parent)
-		e.uvarint(uint64(len(runIns)))
-		for _, t := range runIns {
-			e.str(t)
-		}
 	}
 	postings := map[string][]uint32{} // term → doc, tf pairs
 	e.uvarint(uint64(len(ps)))
@@ -255,20 +239,6 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 		p := &s.parents[i]
 		p.id, p.section, p.source, p.text = d.str(), d.str(), d.str(), d.str()
 		p.first = int32(d.uvarint())
-		start := d.off
-		for n := d.uvarint(); n > 0; n-- {
-			d.str()
-			d.str()
-			d.str()
-			d.str()
-		}
-		p.refs = payload[start:d.off]
-		if n := d.count(1); n > 0 {
-			p.runIns = make([]string, n)
-			for j := range p.runIns {
-				p.runIns[j] = d.str()
-			}
-		}
 	}
 	n := d.count(6)
 	s.ps = make([]ingest.Passage, n)
@@ -375,20 +345,6 @@ func termHash(t string) uint64 {
 func (s *segment) postings(i int) ([]uint32, []uint16) {
 	lo, hi := s.postAt[i], s.postAt[i+1]
 	return s.postDoc[lo:hi], s.postTF[lo:hi]
-}
-
-// refs decodes the explicit references of parent pi.
-func (s *segment) refs(pi int) []passage.Reference {
-	d := dec{b: s.parents[pi].refs}
-	n := d.uvarint()
-	if n == 0 {
-		return nil
-	}
-	out := make([]passage.Reference, n)
-	for i := range out {
-		out[i] = passage.Reference{Kind: passage.RefKind(d.str()), Text: d.str(), Target: d.str(), Book: d.str()}
-	}
-	return out
 }
 
 // lookups builds the heading and page lookups on first use.

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/gob"
 	"errors"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -34,93 +32,6 @@ func someSRD(t testing.TB) []ingest.Book {
 		t.Fatalf("SRD books: %d of 6", len(out))
 	}
 	return out
-}
-
-// TestIncrementalLinksMatchAFreshBuild adds, replaces and removes books one at a time and checks
-// that the cross-book links are those of the same books stored at once, and that both equal
-// what ingest's one-pass functions compute over every parent of the library.
-func TestIncrementalLinksMatchAFreshBuild(t *testing.T) {
-	ctx := context.Background()
-	books := someSRD(t)
-	emb := embed.NewLocal(embed.LocalDims)
-	step := NewMemory(Options{Embedder: emb})
-	order := rand.New(rand.NewPCG(1, 2)).Perm(len(books))
-	for _, i := range order {
-		fill(t, step, []ingest.Book{books[i]})
-	}
-	// A book that only this store had, removed again, and one replaced by a changed version.
-	fill(t, step, []ingest.Book{loadBook(t, "core", coreMD)})
-	if err := step.RemoveBook(ctx, "core"); err != nil {
-		t.Fatal(err)
-	}
-	changed := books[0]
-	changed.Passages = changed.Passages[:len(changed.Passages)/2]
-	fill(t, step, []ingest.Book{changed})
-	fill(t, step, []ingest.Book{books[0]})
-
-	whole := NewMemory(Options{Embedder: emb})
-	fill(t, whole, books)
-
-	a, b := step.cur.Load(), whole.cur.Load()
-	if a.version != b.version {
-		t.Fatalf("versions differ: %s vs %s", a.version, b.version)
-	}
-	if !slices.Equal(a.links.Counted, b.links.Counted) {
-		t.Fatalf("counted keys differ: %d vs %d", len(a.links.Counted), len(b.links.Counted))
-	}
-	for i := range a.links.Books {
-		x, y := a.links.Books[i], b.links.Books[i]
-		if !maps.Equal(x.Counts, y.Counts) {
-			for k := range y.Counts {
-				if x.Counts[k] != y.Counts[k] {
-					t.Errorf("%s: mentions of %q: %d step by step, %d at once", x.Book, k, x.Counts[k], y.Counts[k])
-				}
-			}
-			t.Fatalf("%s: counts differ", x.Book)
-		}
-	}
-
-	// The one-pass reference: every parent of the library, in book order.
-	if err := b.load(""); err != nil {
-		t.Fatal(err)
-	}
-	var parents []ingest.Passage
-	for _, sh := range b.shelves {
-		for _, p := range sh.seg.parents {
-			parents = append(parents, ingest.Passage{Book: sh.name, Section: p.section, Text: p.text})
-		}
-	}
-	ref := ingest.NewTitleIndex(parents)
-	if err := a.load(""); err != nil {
-		t.Fatal(err)
-	}
-	a.derive()
-	for _, p := range parents {
-		if got, want := a.derived.titleIndex.Mentions(p), ref.Mentions(p); !reflect.DeepEqual(got, want) {
-			t.Fatalf("mentions in %s / %s: %+v, want %+v", p.Book, p.Section, got, want)
-		}
-	}
-	defined := ingest.DefinedTerms(parents)
-	terms := ingest.NewTermIndex(parents, defined)
-	for _, q := range []string{"Can the archers still shoot me behind total cover?", "a puff of malice", "what does recharge mean", "lifting a heavy load with Strength"} {
-		p := ingest.Passage{Text: q}
-		if got, want := a.derived.termIndex.Mentions(p), terms.Mentions(p); !reflect.DeepEqual(got, want) {
-			t.Fatalf("defined terms named by %q: %+v, want %+v", q, got, want)
-		}
-	}
-	for name, i := range defined {
-		got := a.titled(words.Normalize(name))
-		if len(got) == 0 {
-			t.Fatalf("defined term %q resolves nowhere", name)
-		}
-		if a.hasHeading(words.Normalize(name)) {
-			continue
-		}
-		sh := a.shelves[got[0].shelf]
-		if sh.name != parents[i].Book || sh.seg.parents[got[0].parent].text != parents[i].Text {
-			t.Fatalf("defined term %q resolves to %s, want the passage of %s that defines it", name, sh.name, parents[i].Book)
-		}
-	}
 }
 
 // TestTopKMatchesAFullSort checks BM25's top-k selection against scoring and sorting every
@@ -280,9 +191,6 @@ func FuzzDecodeSegment(f *testing.F) {
 					t.Fatalf("posting %d of %d children", doc, len(s.ps))
 				}
 			}
-		}
-		for i := range s.parents {
-			s.refs(i)
 		}
 	})
 }

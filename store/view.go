@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/words"
@@ -32,6 +34,21 @@ type shelf struct {
 	open func() (*segment, error)
 	seg  *segment
 	err  error
+
+	partOnce sync.Once
+	part     lexicon.Part // what the book says about itself (lexicon.Read), read on first use
+}
+
+// lexiconPart reads the book's part of the lexicon once (the segment is loaded).
+func (b *shelf) lexiconPart() lexicon.Part {
+	b.partOnce.Do(func() {
+		docs := make([]lexicon.Doc, len(b.seg.parents))
+		for i, p := range b.seg.parents {
+			docs[i] = lexicon.Doc{ID: p.id, Section: p.section, Page: b.seg.ps[p.first].Page, Text: p.text}
+		}
+		b.part = lexicon.Read(b.name, docs)
+	})
+	return b.part
 }
 
 func (b *shelf) segment() (*segment, error) {
@@ -45,40 +62,38 @@ func (b *shelf) segment() (*segment, error) {
 }
 
 // view is one generation of a library, immutable: its books in name order (the order ties are
-// broken in), their cross-book links, and what is derived from both on first use. Searches read
-// a view without locks; a change builds a new view and swaps it in.
+// broken in), and what is derived from them on first use (the lexicon linked across them).
+// Searches read a view without locks; a change builds a new view and swaps it in.
 type view struct {
-	shelves []*shelf
-	base    []int // global index of each shelf's first child
-	n       int   // children
-	parents int
-	links   links
-	version string
+	shelves    []*shelf
+	base       []int // global index of each shelf's first child
+	parentBase []int // lexicon number of each shelf's first parent
+	n          int   // children
+	parents    int
+	version    string
 
 	loaded  sync.Once
 	loadErr error
 	total   uint64 // BM25 token count of all children (after load)
 
-	derived struct {
-		once       sync.Once
-		titleIndex *ingest.TitleIndex
-		termIndex  *ingest.TitleIndex
-		defined    map[string]definedTerm // heading-less lookup key → defining parent
+	lex struct {
+		once sync.Once
+		lx   *lexicon.Lexicon
 	}
 	ids struct {
 		once sync.Once
 		m    map[string]int // child ID → global index (vector hits from Chroma)
 	}
-	refs        sync.Map // pref → []passage.Reference: a parent's references, found once
 	terms       sync.Map // term → *termEntry
 	cachedTerms atomic.Int64
 }
 
-func newView(shelves []*shelf, l links) *view {
-	v := &view{shelves: shelves, links: l, base: make([]int, len(shelves))}
+func newView(shelves []*shelf) *view {
+	v := &view{shelves: shelves, base: make([]int, len(shelves)), parentBase: make([]int, len(shelves))}
 	h := sha256.New()
 	for i, b := range shelves {
 		v.base[i] = v.n
+		v.parentBase[i] = v.parents
 		v.n += b.passages
 		v.parents += b.parents
 		h.Write([]byte(b.id))
@@ -329,46 +344,40 @@ func (v *view) byID(id string) (int, bool) {
 	return g, ok
 }
 
-// derive builds, on first use, what the view's links resolve to: the title and term indexes
-// (mentions) and the defined terms' lookups.
-func (v *view) derive() {
-	v.derived.once.Do(func() {
-		var names []ingest.Name
-		counts := map[string]int{}
-		for _, b := range v.links.Books {
-			names = append(names, b.Titles...)
-			for k, n := range b.Counts {
-				counts[k] += n
-			}
+// lexicon links the books' parts on first use: the terms of the library and the reference
+// graph between its parents (numbered in shelf order, parents in reading order).
+func (v *view) lexicon() *lexicon.Lexicon {
+	v.lex.once.Do(func() {
+		parts := make([]lexicon.Part, len(v.shelves))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i, sh := range v.shelves {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				parts[i] = sh.lexiconPart()
+			}()
 		}
-		v.derived.titleIndex = ingest.NewTitleIndexCounted(names, counts, v.parents)
-		defined := definedTerms(v.links.Books, allTitleKeys(v.links.Books))
-		terms := map[string]string{}
-		for t, d := range defined {
-			terms[t] = d.Book
-		}
-		v.derived.termIndex = ingest.NewTermIndexCounted(ingest.TermNames(terms), counts)
-		// A rule defined under a run-in heading is found by its name too, when no heading has
-		// the name; in name order, since two terms may share a stem.
-		v.derived.defined = map[string]definedTerm{}
-		for _, t := range slices.Sorted(maps.Keys(defined)) {
-			for _, k := range nameKeys(t) {
-				if _, ok := v.derived.defined[k]; !ok && !v.hasHeading(k) {
-					v.derived.defined[k] = defined[t]
-				}
-			}
-		}
+		wg.Wait()
+		v.lex.lx = lexicon.Link(parts)
 	})
+	return v.lex.lx
 }
 
-// hasHeading reports whether any book has a section whose last heading has key k.
-func (v *view) hasHeading(k string) bool {
-	for _, sh := range v.shelves {
-		if len(sh.seg.headings(k)) > 0 {
-			return true
-		}
+// pnum is the lexicon number of a parent.
+func (v *view) pnum(p pref) int { return v.parentBase[p.shelf] + p.parent }
+
+// pref returns the parent of a lexicon number.
+func (v *view) prefOf(n int) pref {
+	i, ok := slices.BinarySearch(v.parentBase, n)
+	if !ok {
+		i--
 	}
-	return false
+	for i+1 < len(v.parentBase) && v.parentBase[i+1] == n {
+		i++
+	}
+	return pref{i, n - v.parentBase[i]}
 }
 
 // pref is a parent of a view: shelf and parent index.
@@ -381,15 +390,7 @@ func (v *view) doc(i, j int, match bool, score float64) rag.Document {
 	seg := v.shelves[i].seg
 	p := &seg.ps[j]
 	pi := int(seg.parentOf[j])
-	var refs []passage.Reference
-	if r, ok := v.refs.Load(pref{i, pi}); ok {
-		refs = slices.Clone(r.([]passage.Reference))
-	} else {
-		v.derive()
-		refs = seg.refs(pi)
-		refs = append(refs, v.derived.titleIndex.Mentions(ingest.Passage{Book: p.Book, Section: p.Section, Text: p.Parent})...)
-		v.refs.Store(pref{i, pi}, slices.Clone(refs))
-	}
+	refs := v.lexicon().Refs(v.pnum(pref{i, pi}))
 	d := rag.Document{
 		ID: strings.Clone(p.ParentID), Book: strings.Clone(p.Book), Section: strings.Clone(p.Section), Page: p.Page,
 		Source: strings.Clone(p.Source), Text: strings.Clone(p.Parent), Score: score, Refs: cloneRefs(refs),
@@ -427,20 +428,15 @@ func (v *view) titled(k string) []pref {
 	if len(out) > 0 {
 		return out
 	}
-	v.derive()
-	if d, ok := v.derived.defined[k]; ok {
-		for i, sh := range v.shelves {
-			if sh.name != d.Book {
-				continue
-			}
-			for pi := range sh.seg.parents {
-				if sh.seg.parents[pi].id == d.Parent {
-					return []pref{{i, pi}}
-				}
-			}
+	// Terms are found by name too: a rule defined under a run-in heading ("Malice (Inhaled). A
+	// creature…"), a heading's parts ("Bronze Rule" of "THE BRONZE RULE, AKA THE FATE FRACTAL").
+	lx := v.lexicon()
+	if e := lx.Terms[k]; e != nil {
+		for _, d := range e.Defs {
+			out = append(out, v.prefOf(d))
 		}
 	}
-	return nil
+	return out
 }
 
 // titleKeysWithPrefix lists, sorted, the lookup keys that start with prefix.
@@ -453,8 +449,7 @@ func (v *view) titleKeysWithPrefix(prefix string) []string {
 			}
 		}
 	}
-	v.derive()
-	for k := range v.derived.defined {
+	for k := range v.lexicon().Terms {
 		if strings.HasPrefix(k, prefix) {
 			set[k] = true
 		}
@@ -517,6 +512,12 @@ func (v *view) firstOfSections(ps []pref) []pref {
 
 // resolve returns the parents a reference points to.
 func (v *view) resolve(from rag.Document, ref passage.Reference) []pref {
+	if ref.ID != "" {
+		if n, ok := v.lexicon().ByID[ref.ID]; ok {
+			return []pref{v.prefOf(n)}
+		}
+		return nil
+	}
 	if ref.Kind == passage.RefPage {
 		book := cmp.Or(ref.Book, from.Book)
 		page := strings.TrimLeft(ref.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -533,15 +534,8 @@ func (v *view) resolve(from rag.Document, ref passage.Reference) []pref {
 	return v.titleParents(ref.Target, ref.Book)
 }
 
-// mentions returns the section titles and defined rules that a text names.
+// mentions returns the terms of the books that a text (a question) names, the most specific
+// first, each as a reference to the passage that defines it.
 func (v *view) mentions(text string) []passage.Reference {
-	v.derive()
-	p := ingest.Passage{Text: text}
-	refs := v.derived.titleIndex.Mentions(p)
-	for _, r := range v.derived.termIndex.Mentions(p) {
-		if !slices.ContainsFunc(refs, func(o passage.Reference) bool { return strings.EqualFold(o.Target, r.Target) }) {
-			refs = append(refs, r)
-		}
-	}
-	return cloneRefs(refs)
+	return cloneRefs(v.lexicon().Named(text))
 }
