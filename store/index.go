@@ -119,9 +119,13 @@ func (x *index) write(ctx context.Context) (func(), error) {
 	return func() { unlock(); x.wmu.Unlock() }, nil
 }
 
-// Load reads every book of the current view now.
+// Load reads every book of the current view now, and links their lexicon (every search that
+// returns documents reads their references from it).
 func (x *index) Load(ctx context.Context) error {
-	_, err := x.view(ctx)
+	v, err := x.view(ctx)
+	if err == nil {
+		v.lexicon()
+	}
 	return err
 }
 
