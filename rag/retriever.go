@@ -60,6 +60,9 @@ type SearchOptions struct {
 	K int
 	// Books restricts the search to these books (case-insensitive names); empty means all.
 	Books []string
+	// NoRefs asks for documents without their references (Refs left empty): a caller that only
+	// lists passages spares the retriever linking the library's references.
+	NoRefs bool
 }
 
 // Retriever finds the passages that best match a query.

@@ -119,13 +119,10 @@ func (x *index) write(ctx context.Context) (func(), error) {
 	return func() { unlock(); x.wmu.Unlock() }, nil
 }
 
-// Load reads every book of the current view now, and links their lexicon (every search that
-// returns documents reads their references from it).
+// Load reads every book of the current view now (the lexicon is linked by Lexicon, or by the
+// first search that returns references).
 func (x *index) Load(ctx context.Context) error {
-	v, err := x.view(ctx)
-	if err == nil {
-		v.lexicon()
-	}
+	_, err := x.view(ctx)
 	return err
 }
 
@@ -523,7 +520,7 @@ func (x *index) Retrieve(ctx context.Context, query string, opts rag.SearchOptio
 	out := make([]rag.Document, len(ranked))
 	for n, g := range ranked {
 		i, j := v.at(g)
-		out[n] = v.doc(i, j, true, scores[g])
+		out[n] = v.doc(i, j, true, !opts.NoRefs, scores[g])
 	}
 	return out, nil
 }

@@ -302,3 +302,22 @@ func FuzzDecodeVectors(f *testing.F) {
 		v.scores(q, make([]float32, v.n))
 	})
 }
+
+// TestSearchWithoutRefsLinksNothing: a search that asks for no references (caprag search)
+// returns the same ranking without linking the library's lexicon; one that does gets the refs.
+func TestSearchWithoutRefsLinksNothing(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemory(Options{Embedder: embed.NewLocal(embed.LocalDims)})
+	fill(t, s, []ingest.Book{loadBook(t, "core", coreMD), loadBook(t, "conditions", condMD)})
+	bare, err := s.Retrieve(ctx, "grapple", rag.SearchOptions{K: 2, NoRefs: true})
+	if err != nil || len(bare) == 0 {
+		t.Fatalf("%+v, %v", bare, err)
+	}
+	if s.cur.Load().lex.lx != nil {
+		t.Fatal("a search without references linked the lexicon")
+	}
+	full, _ := s.Retrieve(ctx, "grapple", rag.SearchOptions{K: 2})
+	if len(full) != len(bare) || full[0].ID != bare[0].ID || len(bare[0].Refs) != 0 || len(full[0].Refs) == 0 {
+		t.Fatalf("without refs %+v\nwith refs %+v", bare, full)
+	}
+}

@@ -22,8 +22,8 @@ type Store interface {
 	rag.Retriever
 	rag.ReferenceResolver
 	rag.Library
-	// Load reads every book now and links their lexicon (otherwise the first search that needs
-	// them does).
+	// Load reads every book now (otherwise the first search that needs it does); the lexicon
+	// is linked by the first search that returns references, or by Lexicon.
 	Load(ctx context.Context) error
 	// Version changes whenever the books change (answers cached under an old version are stale).
 	Version(ctx context.Context) (string, error)

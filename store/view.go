@@ -386,11 +386,14 @@ type pref struct{ shelf, parent int }
 // doc is the document of a child: its parent's text, the child as the match, and the parent's
 // references — the explicit ones stored at ingest and its mentions of the library's titles. The
 // strings are copied out of the segment, so a document outlives its view.
-func (v *view) doc(i, j int, match bool, score float64) rag.Document {
+func (v *view) doc(i, j int, match, withRefs bool, score float64) rag.Document {
 	seg := v.shelves[i].seg
 	p := &seg.ps[j]
 	pi := int(seg.parentOf[j])
-	refs := v.lexicon().Refs(v.pnum(pref{i, pi}))
+	var refs []passage.Reference
+	if withRefs {
+		refs = v.lexicon().Refs(v.pnum(pref{i, pi}))
+	}
 	d := rag.Document{
 		ID: strings.Clone(p.ParentID), Book: strings.Clone(p.Book), Section: strings.Clone(p.Section), Page: p.Page,
 		Source: strings.Clone(p.Source), Text: strings.Clone(p.Parent), Score: score, Refs: cloneRefs(refs),
@@ -413,7 +416,7 @@ func cloneRefs(rs []passage.Reference) []passage.Reference {
 // parentDoc is the document of a parent (its first child, unmatched).
 func (v *view) parentDoc(p pref) rag.Document {
 	seg := v.shelves[p.shelf].seg
-	return v.doc(p.shelf, int(seg.parents[p.parent].first), false, 0)
+	return v.doc(p.shelf, int(seg.parents[p.parent].first), false, true, 0)
 }
 
 // titled returns the parents whose section's last heading has key k, in book order; when no

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/llm"
 	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
@@ -88,6 +89,10 @@ func (a *app) openPipeline(ctx context.Context) (*rag.Pipeline, func(), error) {
 	s, _, err := a.openBooks(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Answers follow the books' references: link their lexicon now, not in the first answer.
+	if lx, ok := s.(interface{ Lexicon() *lexicon.Lexicon }); ok {
+		lx.Lexicon()
 	}
 	models, err := a.models(s)
 	if err != nil {

@@ -39,7 +39,7 @@ func runSearch(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer s.Close()
-	opts := rag.SearchOptions{K: *k}
+	opts := rag.SearchOptions{K: *k, NoRefs: true} // listed without their references
 	if *book != "" {
 		if err := knownBook(ctx, s, *book); err != nil {
 			return err
