@@ -25,7 +25,8 @@ func FuzzReadAndLink(f *testing.F) {
 			Read("Fate Core", []Doc{{ID: "a", Section: s1, Text: t1}, {ID: "b", Section: s2, Text: t2, Page: 12}}),
 			Read("toolkit", []Doc{{ID: "c", Section: s2, Text: t1 + "\n\n" + t2}}),
 		})
-		for n, es := range lx.Edges {
+		for n := range lx.N {
+			es := lx.Edges(n)
 			nsent := len(Sentences(lx.Doc(n).Text))
 			for _, e := range es {
 				if e.To == n || e.To < 0 || e.To >= lx.N || e.Weight <= 0 || e.Weight > 1 || e.Sentence < 0 || e.Sentence >= max(1, nsent) {

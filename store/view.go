@@ -39,15 +39,13 @@ type shelf struct {
 	part     lexicon.Part // what the book says about itself (lexicon.Read), read on first use
 }
 
-// lexiconPart reads the book's part of the lexicon once (the segment is loaded).
+// lexiconPart is the book's part of the lexicon (the segment is loaded): the one its segment
+// stores, or read from its text once when the segment has none.
 func (b *shelf) lexiconPart() lexicon.Part {
-	b.partOnce.Do(func() {
-		docs := make([]lexicon.Doc, len(b.seg.parents))
-		for i, p := range b.seg.parents {
-			docs[i] = lexicon.Doc{ID: p.id, Section: p.section, Page: b.seg.ps[p.first].Page, Text: p.text}
-		}
-		b.part = lexicon.Read(b.name, docs)
-	})
+	if b.seg.part != nil {
+		return *b.seg.part
+	}
+	b.partOnce.Do(func() { b.part = lexicon.Read(b.name, b.seg.lexiconDocs()) })
 	return b.part
 }
 
