@@ -3,7 +3,6 @@ package lexicon
 import (
 	"cmp"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,11 +31,14 @@ type Lexicon struct {
 	N int
 	// Terms are the defined terms by key.
 	Terms map[string]*Entry
-	// First lists the keys of the terms by their first stem (for matching).
-	First map[string][]string
 	// ByID finds a passage's number by its ID.
 	ByID map[string]int
 
+	first map[string][]*Entry // the terms by their first stem (for matching)
+	// full and fullFirst are the terms before the weak ones are dropped, with their mentions:
+	// what Relink starts from.
+	full      map[string]*Entry
+	fullFirst map[string][]*Entry
 	base      []int            // the number of each part's first passage
 	bookFirst map[string][]int // namedBook: the parts whose book's name starts with a word
 	bookNames [][]string
@@ -67,6 +69,8 @@ type Entry struct {
 	// passage.
 	Mentions int
 	Spec     float64
+
+	stems []string // Key's words
 }
 
 // Edge is a link from one passage to another.
@@ -87,87 +91,6 @@ type Edge struct {
 // maxDefiners bounds how many sections may define a term for it to name a place to look: a
 // heading every monster has ("Actions") names none of them.
 const maxDefiners = 3
-
-// Link resolves the parts of a library against each other: it finds the library's terms and
-// counts the passages that mention each; links and word counts are read on demand.
-func Link(parts []Part) *Lexicon {
-	lx := &Lexicon{Parts: parts, Terms: map[string]*Entry{}, First: map[string][]string{}, base: make([]int, len(parts))}
-	for pi, p := range parts {
-		lx.base[pi] = lx.N
-		lx.N += len(p.Docs)
-	}
-	lx.Docs = make([]DocRef, 0, lx.N)
-	lx.ByID = make(map[string]int, lx.N)
-	for pi, p := range parts {
-		for di, d := range p.Docs {
-			lx.ByID[d.ID] = len(lx.Docs)
-			lx.Docs = append(lx.Docs, DocRef{Part: pi, Doc: di, Book: p.Book, ID: d.ID})
-		}
-	}
-	lx.indexBookNames()
-	lx.defineTerms()
-	for key, n := range lx.countMentions() {
-		lx.Terms[key].Mentions = n
-	}
-	norm := math.Log(float64(lx.N) + 1)
-	weak := false
-	for key, e := range lx.Terms {
-		e.Spec = math.Log(float64(lx.N+1)/float64(e.Mentions+1)) / norm
-		// A name given in passing — a run-in heading, the verb of a heading — names its rule only
-		// when it is at least as specific as the geometric middle of the library: used by fewer
-		// than √(N+1) passages ("concede" for Conceding the Conflict, not "create" for Creating
-		// Spell Slots, nor "Gem" for a card of a deck).
-		if e.Kind >= RunIn && e.Spec < 0.5 {
-			delete(lx.Terms, key)
-			weak = true
-		}
-	}
-	if weak {
-		lx.First = map[string][]string{}
-		for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
-			lx.index(key)
-		}
-	}
-	return lx
-}
-
-// countMentions counts, for each term, the passages that mention it (on every core).
-func (lx *Lexicon) countMentions() map[string]int {
-	workers := min(runtime.GOMAXPROCS(0), max(1, lx.N/64))
-	counts := make([]map[string]int, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := map[string]int{}
-			var buf []Token
-			var seen []string
-			for n := w; n < lx.N; n += workers {
-				r := lx.Docs[n]
-				buf = lx.Parts[r.Part].words().tokens(r.Doc, buf[:0])
-				seen = seen[:0]
-				for _, m := range lx.find(buf) {
-					if !slices.Contains(seen, m.key) {
-						seen = append(seen, m.key)
-						c[m.key]++
-					}
-				}
-			}
-			counts[w] = c
-		}()
-	}
-	wg.Wait()
-	for _, c := range counts[1:] {
-		for k, n := range c {
-			counts[0][k] += n
-		}
-	}
-	if len(counts) == 0 {
-		return nil
-	}
-	return counts[0]
-}
 
 // Doc returns a passage of the library by number.
 func (lx *Lexicon) Doc(n int) Doc { r := lx.Docs[n]; return lx.Parts[r.Part].Docs[r.Doc] }
@@ -235,8 +158,8 @@ func (lx *Lexicon) IDF(stem string) float64 {
 	return math.Log(float64(lx.N+1)/float64(lx.DF(stem)+1)) / math.Log(float64(lx.N)+1)
 }
 
-// edgesCached bounds the passages whose links a lexicon keeps.
-const edgesCached = 8192
+// edgesCached bounds the passages whose links a lexicon keeps (a variable for tests).
+var edgesCached = 8192
 
 // edgeCache keeps the links of the passages used last, at most edgesCached (the oldest found
 // is dropped first).
@@ -340,7 +263,7 @@ func (lx *Lexicon) defineTerms() {
 		if len(kept) == 0 || len(kept) > maxDefiners {
 			continue
 		}
-		e := &Entry{Key: key, Name: kept[0].t.Name, Kind: kept[0].t.Kind, Exact: kept[0].t.Exact}
+		e := &Entry{Key: key, Name: kept[0].t.Name, Kind: kept[0].t.Kind, Exact: kept[0].t.Exact, stems: strings.Split(key, " ")}
 		for _, d := range kept {
 			e.Kind = min(e.Kind, d.t.Kind)
 		}
@@ -355,11 +278,16 @@ func (lx *Lexicon) defineTerms() {
 // index files a term under the stem of its first word (a participle kept as written is filed
 // under its stem, which is what a text's token carries).
 func (lx *Lexicon) index(key string) {
-	first := strings.SplitN(key, " ", 2)[0]
-	if e := lx.Terms[key]; len(e.Exact) > 0 && e.Exact[0] != "" {
-		first = words.Stem(e.Exact[0])
+	e := lx.Terms[key]
+	lx.first[e.indexStem()] = append(lx.first[e.indexStem()], e)
+}
+
+// indexStem is the stem a term is filed under.
+func (e *Entry) indexStem() string {
+	if len(e.Exact) > 0 && e.Exact[0] != "" {
+		return words.Stem(e.Exact[0])
 	}
-	lx.First[first] = append(lx.First[first], key)
+	return e.stems[0]
 }
 
 // mention is a term found in a token stream: its key and where it starts and ends.
@@ -370,14 +298,16 @@ type mention struct {
 }
 
 // find returns the terms mentioned in a token stream, leftmost-longest, without overlaps.
-func (lx *Lexicon) find(toks []Token) []mention {
+func (lx *Lexicon) find(toks []Token) []mention { return findIn(lx.first, toks) }
+
+// findIn is find with a term index.
+func findIn(first map[string][]*Entry, toks []Token) []mention {
 	var out []mention
 	for i := 0; i < len(toks); {
 		best := ""
 		bestLen, bestExact := 0, 0
-		for _, key := range lx.First[toks[i].Stem] {
-			e := lx.Terms[key]
-			stems := strings.Split(key, " ")
+		for _, e := range first[toks[i].Stem] {
+			stems := e.stems
 			if len(stems) < bestLen || i+len(stems) > len(toks) {
 				continue
 			}
@@ -396,7 +326,7 @@ func (lx *Lexicon) find(toks []Token) []mention {
 			// the longest term, and of two as long the one matched as written ("grappled"
 			// names Grappled, not Grappling)
 			if ok && (len(stems) > bestLen || exacts > bestExact) {
-				best, bestLen, bestExact = key, len(stems), exacts
+				best, bestLen, bestExact = e.Key, len(stems), exacts
 			}
 		}
 		if bestLen == 0 {

@@ -79,6 +79,16 @@ func (s *stream) uses(i int, si uint32) bool {
 	return false
 }
 
+// holds reports whether passage i uses a stem marked in hit.
+func (s *stream) holds(i int, hit []bool) bool {
+	for k := s.at[i]; k < s.at[i+1]; k++ {
+		if hit[s.wordStem[s.toks[4*k]]] {
+			return true
+		}
+	}
+	return false
+}
+
 // defined returns the terms whose defining sentences hold stem si.
 func (s *stream) defined(si uint32) []uint32 {
 	pairs := len(s.defIdx) / 2
