@@ -31,7 +31,7 @@ type scripted struct {
 	requests []rag.Request
 }
 
-func (s *scripted) Books(ctx context.Context) ([]rag.BookInfo, error) {
+func (s *scripted) Books(ctx context.Context, _ string) ([]rag.BookInfo, error) {
 	return []rag.BookInfo{{Name: "Basic Set", Passages: 120}, {Name: "Player's Handbook", Passages: 300}}, nil
 }
 

@@ -23,7 +23,7 @@ type Answerer interface {
 	// Answer answers req; it calls req.Progress with each hop's events, in order.
 	Answer(ctx context.Context, req rag.Request) (rag.Answer, error)
 	// Books lists the ingested books.
-	Books(ctx context.Context) ([]rag.BookInfo, error)
+	Books(ctx context.Context, library string) ([]rag.BookInfo, error)
 }
 
 // Responder is what the handlers need from Discord. Every call carries allowed mentions that
@@ -215,7 +215,7 @@ func UserID(i *discordgo.Interaction) string {
 }
 
 func (h *Handler) books(ctx context.Context, r Responder, i *discordgo.Interaction) error {
-	books, err := h.opt.Answerer.Books(ctx)
+	books, err := h.opt.Answerer.Books(ctx, libraryOf(i))
 	if err != nil {
 		_ = Ephemeral(ctx, r, i, "I could not read the list of books: the book store did not answer. Try again in a moment.")
 		return err
@@ -249,7 +249,7 @@ func (h *Handler) autocomplete(ctx context.Context, r Responder, i *discordgo.In
 			typed, _ = o.Value.(string)
 		}
 	}
-	books, err := h.opt.Answerer.Books(ctx)
+	books, err := h.opt.Answerer.Books(ctx, libraryOf(i))
 	if err != nil {
 		h.log.Warn("autocomplete: list books", "err", err)
 	}
@@ -269,3 +269,7 @@ func (h *Handler) autocomplete(ctx context.Context, r Responder, i *discordgo.In
 		Data: &discordgo.InteractionResponseData{Choices: choices},
 	})
 }
+
+// libraryOf is the library an interaction's questions read: its server's (with the shared
+// books), or the shared books alone in a direct message.
+func libraryOf(i *discordgo.Interaction) string { return i.GuildID }

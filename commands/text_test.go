@@ -250,7 +250,7 @@ func FuzzAnswerMessages(f *testing.F) {
 // books is an Answerer with a fixed list of books.
 type books []rag.BookInfo
 
-func (b books) Books(context.Context) ([]rag.BookInfo, error)           { return b, nil }
+func (b books) Books(context.Context, string) ([]rag.BookInfo, error)   { return b, nil }
 func (b books) Answer(context.Context, rag.Request) (rag.Answer, error) { return rag.Answer{}, nil }
 
 // capture is a Responder that records what it is asked to send.

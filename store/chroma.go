@@ -46,6 +46,9 @@ type Chroma struct {
 	url      string
 	lockPath string
 	lockOpt  LockOptions
+	// published is the books' version last read from or written to the collection's metadata
+	// (refresh.go); x.mu guards it.
+	published string
 }
 
 // chromaLockPath is the lock of one collection under DATA_DIR/locks: the collection's name for
@@ -103,6 +106,8 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 	if c.lockPath != "" {
 		c.beginWrite = c.lockForWrite
 	}
+	c.published, _ = col.Metadata().GetString(versionKey)
+	c.onChange = c.publish
 	if id, ok := col.Metadata().GetString(embedderKey); ok && id != opts.Embedder.ID() && len(c.entries) > 0 {
 		client.Close()
 		return nil, fmt.Errorf("the books in Chroma collection %q were indexed with %s, the settings ask for %s: %w", co.Collection, id, opts.Embedder.ID(), rag.ErrEmbedderMismatch)
