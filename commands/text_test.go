@@ -154,7 +154,7 @@ func TestMaskedLinksAreDefanged(t *testing.T) {
 	}
 	r := &capture{}
 	h := New(Options{Answerer: books{{Name: "Errata " + link, Passages: 3}}})
-	if err := h.books(context.Background(), r, &discordgo.Interaction{}); err != nil {
+	if err := h.listBooks(context.Background(), r, &discordgo.Interaction{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := r.responses[0].Data.Embeds[0].Description; hasMaskedLink(d) || !strings.Contains(d, "errata portal") {

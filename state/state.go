@@ -2,6 +2,10 @@
 // its buttons, the histories of follow-up threads, the players' feedback votes and the book
 // uploads under way — in one bbolt file (go.etcd.io/bbolt, pure Go) under DATA_DIR. Each kind is
 // bounded in count (the oldest goes first) and answers and threads in age too.
+//
+// The file is opened for each read or write and closed after it (bbolt locks a file for as long
+// as it is open), so that another process — `caprag feedback export` beside the running bot —
+// takes its turn: a transaction waits up to 10 seconds for another process's.
 package state
 
 import (
@@ -10,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -124,27 +129,27 @@ const (
 
 // DB is the bot's state file.
 type DB struct {
-	db  *bolt.DB
-	lim Limits
-	now func() time.Time
+	path string
+	lim  Limits
+	now  func() time.Time
+	// mu keeps this process's transactions one at a time (the file lock would otherwise make
+	// its own goroutines wait on each other's open).
+	mu sync.Mutex
 }
 
-// ErrInUse is returned by Open when another process has the state file open.
-var ErrInUse = errors.New("the state file is in use by another caprag bot")
+// ErrInUse is returned when another process kept the state file for longer than the wait.
+var ErrInUse = errors.New("the state file is kept busy by another caprag process")
+
+// lockWait is how long a transaction waits for another process's.
+const lockWait = 10 * time.Second
 
 // Open opens (or creates) the state file at path. now is the clock (time.Now when nil).
 func Open(path string, lim Limits, now func() time.Time) (*DB, error) {
 	if now == nil {
 		now = time.Now
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
-	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, fmt.Errorf("state: open %s: %w", path, ErrInUse)
-		}
-		return nil, fmt.Errorf("state: open %s: %w", path, err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	d := &DB{path: path, lim: lim.withDefaults(), now: now}
+	err := d.update(func(tx *bolt.Tx) error {
 		for _, b := range []string{answers, threads, votes, jobs, counts} {
 			if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
 				return err
@@ -158,14 +163,52 @@ func Open(path string, lim Limits, now func() time.Time) (*DB, error) {
 		return nil
 	})
 	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("state: open %s: %w", path, err)
 	}
-	return &DB{db: db, lim: lim.withDefaults(), now: now}, nil
+	return d, nil
 }
 
-// Close closes the file.
-func (d *DB) Close() error { return d.db.Close() }
+// Close releases the state (the file is closed after every transaction).
+func (d *DB) Close() error { return nil }
+
+// open opens the file for one transaction.
+func (d *DB) open(readOnly bool) (*bolt.DB, error) {
+	db, err := bolt.Open(d.path, 0o600, &bolt.Options{Timeout: lockWait, ReadOnly: readOnly})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%s: %w", d.path, ErrInUse)
+	}
+	return db, err
+}
+
+// update runs fn in a read-write transaction.
+func (d *DB) update(fn func(*bolt.Tx) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	db, err := d.open(false)
+	if err != nil {
+		return err
+	}
+	err = db.Update(fn)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// view runs fn in a read-only transaction.
+func (d *DB) view(fn func(*bolt.Tx) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	db, err := d.open(true)
+	if err != nil {
+		return err
+	}
+	err = db.View(fn)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // PutAnswer records an answer message (its At set to now when zero).
 func (d *DB) PutAnswer(ctx context.Context, id string, a Answer) error {
@@ -204,7 +247,7 @@ func (d *DB) PutVote(ctx context.Context, v Vote) error {
 
 // Votes calls fn with every vote, oldest first.
 func (d *DB) Votes(ctx context.Context, fn func(Vote) error) error {
-	return d.db.View(func(tx *bolt.Tx) error {
+	return d.view(func(tx *bolt.Tx) error {
 		recs := tx.Bucket([]byte(votes))
 		c := tx.Bucket([]byte(votes + "@")).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
@@ -231,7 +274,7 @@ func (d *DB) Votes(ctx context.Context, fn func(Vote) error) error {
 // ones not yet swept included.
 func (d *DB) Count(kind string) int {
 	n := 0
-	_ = d.db.View(func(tx *bolt.Tx) error {
+	_ = d.view(func(tx *bolt.Tx) error {
 		n = count(tx, kind)
 		return nil
 	})
@@ -250,19 +293,19 @@ func (d *DB) BeginJob(ctx context.Context, j Job) error {
 	if err != nil {
 		return fmt.Errorf("state: job: %w", err)
 	}
-	return d.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(jobs)).Put([]byte(j.ID), raw) })
+	return d.update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(jobs)).Put([]byte(j.ID), raw) })
 }
 
 // EndJob forgets an upload that finished (or whose failure was reported).
 func (d *DB) EndJob(ctx context.Context, id string) error {
-	return d.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(jobs)).Delete([]byte(id)) })
+	return d.update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(jobs)).Delete([]byte(id)) })
 }
 
 // LostJobs returns the uploads recorded as under way — at start-up, those a restart cut short —
 // and forgets them.
 func (d *DB) LostJobs(ctx context.Context) ([]Job, error) {
 	var out []Job
-	err := d.db.Update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(jobs))
 		var ids [][]byte
 		err := b.ForEach(func(k, v []byte) error {
@@ -292,7 +335,7 @@ func (d *DB) LostJobs(ctx context.Context) ([]Job, error) {
 // Sweep removes the answers and threads past their age and returns how many.
 func (d *DB) Sweep(ctx context.Context) (int, error) {
 	n := 0
-	err := d.db.Update(func(tx *bolt.Tx) error {
+	err := d.update(func(tx *bolt.Tx) error {
 		for _, k := range []struct {
 			name string
 			ttl  time.Duration
@@ -330,7 +373,7 @@ func (d *DB) put(ctx context.Context, kind, id string, at time.Time, v any, max 
 	raw := make([]byte, 8, 8+len(body))
 	binary.BigEndian.PutUint64(raw, uint64(at.UnixNano()))
 	raw = append(raw, body...)
-	err = d.db.Update(func(tx *bolt.Tx) error {
+	err = d.update(func(tx *bolt.Tx) error {
 		if err := remove(tx, kind, []byte(id)); err != nil {
 			return err
 		}
@@ -364,7 +407,7 @@ func (d *DB) get(ctx context.Context, kind, id string, ttl time.Duration, v any)
 		return false, err
 	}
 	var raw []byte
-	err := d.db.View(func(tx *bolt.Tx) error {
+	err := d.view(func(tx *bolt.Tx) error {
 		if r := tx.Bucket([]byte(kind)).Get([]byte(id)); r != nil {
 			raw = append([]byte(nil), r...)
 		}

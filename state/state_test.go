@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -159,12 +158,34 @@ func TestLostJobs(t *testing.T) {
 	}
 }
 
-// TestSecondOpenIsRefused: two bots on one DATA_DIR would share the file; the second is told.
-func TestSecondOpenIsRefused(t *testing.T) {
+// TestTwoProcessesShareTheFile: the export (another process) reads while the bot's handle keeps
+// writing; neither waits on the other for longer than a transaction.
+func TestTwoProcessesShareTheFile(t *testing.T) {
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	d := open(t, path, Limits{}, &clock{time.Now()})
-	defer d.Close()
-	if _, err := Open(path, Limits{}, nil); !errors.Is(err, ErrInUse) {
-		t.Fatalf("second open: %v, want ErrInUse", err)
+	bot := open(t, path, Limits{}, &clock{time.Now()})
+	export := open(t, path, Limits{}, &clock{time.Now()})
+	done := make(chan error, 1)
+	go func() {
+		for i := range 50 {
+			if err := bot.PutVote(ctx, Vote{Message: fmt.Sprint(i), User: "u", Vote: "up"}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range 20 {
+		if err := export.Votes(ctx, func(Vote) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	_ = export.Votes(ctx, func(Vote) error { n++; return nil })
+	if n != 50 {
+		t.Fatalf("%d votes read, want 50", n)
 	}
 }

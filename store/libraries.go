@@ -476,6 +476,39 @@ func (sc *Scope) Frequency(stem string) (passages, total int) {
 	return passages, total
 }
 
+// Only returns the store of the scope's one library when only one has books (nil otherwise).
+func (sc *Scope) Only() Store {
+	if len(sc.parts) == 1 {
+		return sc.parts[0].s
+	}
+	return nil
+}
+
 // Library is the server whose books (with the shared ones) the scope reads; "" for the shared
 // library alone.
 func (sc *Scope) Library() string { return sc.library }
+
+// OpenLibrary opens one library's store alone (the command line's --server), where
+// OpenLibraries would open it: the same folder, collection and writer lock.
+func OpenLibrary(ctx context.Context, cfg config.Config, lib string, waiting func(holder string), eopts ...embed.Option) (Store, error) {
+	if err := CheckLibrary(lib); err != nil {
+		return nil, err
+	}
+	c := cfg
+	if lib != SharedLibrary {
+		if cfg.VectorStore == "chroma" {
+			c.ChromaCollection = LibraryCollection(cfg.ChromaCollection, lib)
+		} else {
+			c.DataDir = filepath.Dir(LibraryDir(cfg.DataDir, lib))
+		}
+	}
+	return OpenWaiting(ctx, c, waiting, eopts...)
+}
+
+// ListLibraries lists the servers that have a library under the settings, without opening them.
+func ListLibraries(ctx context.Context, cfg config.Config) ([]string, error) {
+	if cfg.VectorStore == "chroma" {
+		return chromaLibraries(ctx, ChromaOptions{URL: cfg.ChromaURL, Collection: cfg.ChromaCollection, Tenant: cfg.ChromaTenant, Database: cfg.ChromaDatabase})
+	}
+	return folderLibraries(cfg.DataDir)
+}

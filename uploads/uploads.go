@@ -42,6 +42,8 @@ var (
 	ErrCorrupt = errors.New("the file is damaged")
 	// ErrDownload: the file could not be fetched from Discord.
 	ErrDownload = errors.New("the file could not be downloaded")
+	// ErrNoBook is Remove's error for a book the library does not have.
+	ErrNoBook = store.ErrNoBook
 )
 
 // Shelves opens the library a book goes to (store.Libraries implements it).

@@ -43,7 +43,12 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 	strategy := fs.String("strategy", "", "multi-hop or multi-question (default: RETRIEVAL_STRATEGY)")
 	book := fs.String("book", "", "answer from this book only")
 	asJSON := fs.Bool("json", false, "print JSON")
+	server := fs.String("server", "", "answer as in this Discord server: from its books and the shared ones")
 	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	lib, err := library(*server)
 	if err != nil {
 		return err
 	}
@@ -59,7 +64,7 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer closeStore()
-	req := rag.Request{Question: question, Strategy: *strategy, Progress: progressPrinter(a.stderr)}
+	req := rag.Request{Question: question, Strategy: *strategy, Library: lib, Progress: progressPrinter(a.stderr)}
 	if *book != "" {
 		req.Books = []string{*book}
 	}

@@ -29,7 +29,12 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	book := fs.String("book", "", "book name (one file only; default: the PDF title or the file name)")
+	server := fs.String("server", "", "the Discord server whose library gets the books (default: the shared library)")
 	paths, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	lib, err := library(*server)
 	if err != nil {
 		return err
 	}
@@ -53,7 +58,7 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 		return usagef("--book names one book, but %d files were given", len(files))
 	}
 	bar := newProgress(a.stderr)
-	s, err := a.openStore(ctx, func(holder string) {
+	s, err := a.openLibrary(ctx, lib, func(holder string) {
 		bar.line("waiting: " + holder + " is changing the books (at most STORE_LOCK_TIMEOUT=" + a.cfg.StoreLockTimeout.String() + ")")
 	})
 	if err != nil {
@@ -250,7 +255,12 @@ func runSearch(ctx context.Context, a *app, args []string) error {
 	book := fs.String("book", "", "search only this book")
 	k := fs.Int("k", a.cfg.TopK, "number of results")
 	asJSON := fs.Bool("json", false, "print JSON")
+	server := fs.String("server", "", "search as in this Discord server: its books and the shared ones")
 	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	lib, err := library(*server)
 	if err != nil {
 		return err
 	}
@@ -261,11 +271,24 @@ func runSearch(ctx context.Context, a *app, args []string) error {
 	if *k < 1 || *k > 100 {
 		return usagef("-k must be between 1 and 100")
 	}
-	s, _, err := a.openBooks(ctx)
-	if err != nil {
-		return err
+	var s rag.Retriever
+	if lib == "" {
+		books, _, err := a.openBooks(ctx)
+		if err != nil {
+			return err
+		}
+		defer books.Close()
+		s = books
+	} else {
+		libs, err := a.openLibraries(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer libs.Close()
+		if s, err = libs.Scope(ctx, lib); err != nil {
+			return err
+		}
 	}
-	defer s.Close()
 	opts := rag.SearchOptions{K: *k}
 	if *book != "" {
 		opts.Books = []string{*book}

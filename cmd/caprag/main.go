@@ -42,10 +42,11 @@ type command struct {
 
 // commands lists the subcommands in the order `caprag help` shows them.
 var commands = []command{
-	{"ask", `"question" [--strategy S] [--book B] [--json]`, "answer a rules question with cited sources", runAsk},
-	{"search", `"query" [--book B] [-k N] [--json]`, "show the passages that best match a query", runSearch},
-	{"ingest", "PATH... [--book NAME]", "load PDF, Markdown or text books (files or folders)", runIngest},
-	{"books", "[rm NAME | show NAME [--page N]] [--json]", "list the ingested books, remove one, or show what was read from one", runBooks},
+	{"ask", `"question" [--strategy S] [--book B] [--server ID] [--json]`, "answer a rules question with cited sources", runAsk},
+	{"search", `"query" [--book B] [-k N] [--server ID] [--json]`, "show the passages that best match a query", runSearch},
+	{"ingest", "PATH... [--book NAME] [--server ID]", "load PDF, Markdown or text books (files or folders)", runIngest},
+	{"books", "[rm NAME | show NAME [--page N]] [--server ID] [--json]", "list every library's books, remove one, or show what was read from one", runBooks},
+	{"feedback", "export [--out FILE]", "write the players' votes with questions, answers and sources as JSON Lines", runFeedback},
 	{"eval", "--set FILE.jsonl [--strategy S|all] [--match M] [--json]", "measure retrieval on a question set", runEval},
 	{"bot", "", "serve the Discord bot (needs DISCORD_TOKEN)", runBot},
 	{"model", "fetch", "download the USE-Lite embedding model into EMBEDDINGS_MODEL_DIR", runModel},
@@ -125,7 +126,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "caprag answers rules questions from your group's rulebooks, with sources.")
 	fmt.Fprintln(w, "\nUsage:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  caprag %-7s %-45s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  caprag %-8s %-58s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintln(w, "\nSettings are environment variables; see README.md.")
 }

@@ -289,7 +289,12 @@ func (s *Server) handle(r *http.Request, path string, body []byte) (int, any) {
 			c["id"] = s.id()
 			c["application_id"] = AppID
 			c["version"] = s.id()
-			c["default_member_permissions"] = nil
+			// A request gives the permissions as a number, an answer as a string.
+			if n, ok := c["default_member_permissions"].(float64); ok {
+				c["default_member_permissions"] = fmt.Sprint(int64(n))
+			} else {
+				c["default_member_permissions"] = nil
+			}
 			if c["type"] == nil {
 				c["type"] = 1
 			}
