@@ -140,7 +140,7 @@ func TestOneUploadPerLibrary(t *testing.T) {
 func TestSniffByContent(t *testing.T) {
 	for _, tc := range []struct {
 		data, name, want string
-		err            error
+		err              error
 	}{
 		{"%PDF-1.4 ...", "book.bin", ".pdf", nil},
 		{"\n\n%PDF-1.7", "book", ".pdf", nil},
