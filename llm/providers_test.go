@@ -297,6 +297,9 @@ func (f *fakeProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s = f.tc.analyze(n, verdict)
 	case "write":
 		s = f.tc.write(n, answerFor(prompt))
+	case "expand":
+		// multi-hop's first hop searches the expander's queries beside the question
+		s = say{text: `{"queries":["grappling"]}`}
 	default:
 		f.t.Errorf("unexpected role of request: system %q", sys)
 	}

@@ -3,270 +3,350 @@ package offline
 import (
 	"cmp"
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/caprag/caprag/passage"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/words"
 )
 
-// Analyzer follows the unresolved cross-references of the passages found: it is
-// sufficient when no strong one is left. A reference is strong when it is explicit ("see X",
-// a page) or names another section's title, comes from a passage that ranked high in the search
-// that found it, and — for a plain title mention — is the kind of link rules make (a rule named
-// in another book, or a rule the question's words point at).
-type Analyzer struct{}
+// Library is what the offline roles read about the books loaded: the lexicon derived from them
+// (the store implements it). Its Lexicon may be nil (no books).
+type Library interface {
+	Lexicon() *lexicon.Lexicon
+}
 
-// Analyze implements Analyzer.
-func (Analyzer) Analyze(_ context.Context, in rag.AnalyzeInput) (rag.Analysis, error) {
-	// The question's words, with the rulebooks' words for the players' words found in it.
-	q := termSet(in.Question + " " + rulesPhrasing(in.Question))
-	// When the passage found first already holds (nearly) all the question's words, it answers
-	// the question: only explicit references are worth following from there.
-	covered := coverage(q, in.Documents) >= coveredShare
-	type cand struct {
-		target string
-		score  int
-		order  int
+// Analyzer decides, from the books' own reference graph, whether the passages found answer the
+// question or which rule is still missing.
+//
+// It reads the passages the latest hop found that are about the question — those holding at
+// least half of what the best of them holds of the question's words, weighted by how rare each
+// word is in the books (IDF), with the sections above and below them — and the links the lexicon
+// knows from them (package lexicon). Two kinds of link lead to another hop:
+//   - an explicit link (a "see X" or page reference, a state the rule puts a creature in —
+//     "…or become frightened" —, a rule named in a sentence that names its book) that stands
+//     where the passage speaks of the question: in a window (the sentence's short paragraph, else
+//     the sentence and its neighbours) holding at least half of what the passage's best window
+//     holds of the question (a passage a link led to may hold none of it: all its explicit
+//     links count);
+//   - on the first hop, when the best passage does not already hold most of the question, a
+//     mention of a defined term whose own passage holds a part of the question that none of the
+//     passages about it holds (the coverage gain), ranked by the mention's specificity, the
+//     passage's relevance and the gain.
+//
+// Explicit links come first; at most in.Max rules are named. It is sufficient when no link
+// qualifies. Without a lexicon it follows the explicit references of the passage found first.
+type Analyzer struct {
+	Books Library // nil: only the passages' explicit references are followed
+}
+
+// The analyzer's few numbers, chosen once (README, "Answers").
+const (
+	// answeredShare is the share of the question the best passage of the first hop must hold
+	// to answer it: then only explicit links are followed.
+	answeredShare = 0.6
+	// focusShare: a passage of the hop is about the question when it holds at least this share
+	// of what the best passage holds.
+	focusShare = 0.5
+	// explicitWindow: an explicit link is followed when its window holds at least this share
+	// of what the passage's best window holds.
+	explicitWindow = 0.5
+	// minLinkGain is the share of the question a mentioned rule's own passage must add to what the
+	// passages about the question hold, for a plain mention to be worth a hop.
+	minLinkGain = 0.15
+	// paragraphSentences is the longest paragraph read as one window.
+	paragraphSentences = 5
+)
+
+// Analyze implements rag.Analyzer.
+func (a Analyzer) Analyze(_ context.Context, in rag.AnalyzeInput) (rag.Analysis, error) {
+	var lx *lexicon.Lexicon
+	if a.Books != nil {
+		lx = a.Books.Lexicon()
 	}
-	var cands []cand
-	var docTerms []map[string]bool // the passages' words, read when first needed
-	distinctive := func(target string) bool {
-		// target shares with the question a word that at most half the passages found hold
-		if docTerms == nil {
-			for _, d := range in.Documents {
-				docTerms = append(docTerms, termSet(d.Text))
-			}
+	if lx == nil || lx.N == 0 {
+		return explicitOnly(in), nil
+	}
+	return newView(lx, in).decide(), nil
+}
+
+// explicitOnly follows the explicit references ("see X", pages) of the passage found first,
+// when no lexicon is at hand.
+func explicitOnly(in rag.AnalyzeInput) rag.Analysis {
+	var names []string
+	for _, d := range in.Documents {
+		if d.Rank > 0 || d.Hop > 1 {
+			continue
 		}
-		for t := range termSet(target) {
-			if !q[t] {
-				continue
-			}
-			n := 0
-			for _, m := range docTerms {
-				if m[t] {
-					n++
-				}
-			}
-			if 2*n <= len(docTerms) {
-				return true
-			}
-		}
-		return false
-	}
-	sentences := map[int][]scoredSentence{} // by document, split and scored once
-	named := map[string]bool{}
-	for _, n := range in.Names() {
-		named[words.Fold(n)] = true
-	}
-	i := -1 // the hint's position among all the hints, in context order
-	for from, d := range in.Documents {
-		rank, hop := d.Rank, max(1, d.Hop)
 		for _, h := range d.Hints {
-			i++
-			overlap, full := false, true
-			for t := range termSet(h.Target) {
-				if q[t] {
-					overlap = true
-				} else {
-					full = false
-				}
+			if h.Kind != rag.RefMention && !vagueTarget[strings.ToLower(h.Target)] {
+				names = append(names, h.Target)
 			}
-			if h.Kind == rag.RefMention {
-				overlap = overlap && full
-			}
-			score := 0
-			switch h.Kind {
-			case rag.RefSee, rag.RefPage:
-				// An explicit reference is followed from the top passages, or from any passage of
-				// the first few when it names what the question asks about.
-				if vagueTarget[strings.ToLower(h.Target)] || rank > 2 && !(overlap && rank <= 4) {
-					continue
-				}
-				score = 6 - rank
-			case rag.RefMention:
-				// Even when the best passage answers the question, a rule of another book that it
-				// names and the question speaks of is worth reading ("find familiar" for a familiar).
-				if covered && !(rank == 0 && elsewhere(h, d.Book, d.Section) && distinctive(h.Target)) {
-					continue
-				}
-				if _, ok := sentences[from]; !ok {
-					sentences[from] = scoreSentences(q, named, d.Text)
-				}
-				rel, inNamed := sentenceOverlap(sentences[from], h.Target)
-				switch {
-				case inNamed && hop == 1 && rank <= 3:
-					// The rule the question names ("a puff of malice") says what it does with this
-					// one ("…poisoned for 1 hour. The poisoned creature is blinded.").
-					score = 4 - rank/2
-				case overlap && rank <= 2:
-					score = 5 - rank
-				case hop == 1 && elsewhere(h, d.Book, d.Section) && (rank <= 1 && rel >= minSentenceOverlap || rank <= 3 && rel >= minSentenceOverlap+1):
-					score = max(1, rel-rank)
-				case hop == 1 && rank <= 0 && rel >= 1 && elsewhere(h, d.Book, d.Section):
-					// The best passage names a rule of another book in a sentence about the question.
-					score = 1
-				default:
-					continue
-				}
-			}
-			if overlap {
-				score += 2
-			}
-			cands = append(cands, cand{h.Target, score, i})
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
+	return ask(in, names)
+}
+
+// ask names the rules to read next, each once and none already asked, at most in.Max.
+func ask(in rag.AnalyzeInput, names []string) rag.Analysis {
 	var a rag.Analysis
-	limit := max(1, in.Max)
 	asked := map[string]bool{}
 	for _, q := range in.Asked {
 		asked[strings.ToLower(q)] = true
 	}
-	for _, c := range cands {
-		if c.score < analyzerThreshold || len(a.NewQueries) == limit || asked[strings.ToLower(c.target)] {
+	for _, n := range names {
+		if len(a.NewQueries) == max(1, in.Max) {
+			break
+		}
+		if asked[strings.ToLower(n)] {
 			continue
 		}
-		a.NewQueries = append(a.NewQueries, c.target)
-		asked[strings.ToLower(c.target)] = true // two passages may name the same rule
-	}
-	// First decision, question not answered by the best passage: also search the question in
-	// the rulebooks' words when players' words were recognised in it.
-	if !covered && len(in.Asked) <= 1 {
-		if r := rulesPhrasing(in.Question); r != "" && !asked[strings.ToLower(r)] {
-			a.NewQueries = append(a.NewQueries, r)
-		}
+		asked[strings.ToLower(n)] = true
+		a.NewQueries = append(a.NewQueries, n)
 	}
 	a.Following = a.NewQueries
 	a.Sufficient = len(a.NewQueries) == 0
-	return a, nil
+	return a
 }
-
-// elsewhere reports whether a mention names a rule of another book — or of another part (top-level
-// heading) of the same book, so that a book holding a whole rules corpus, such as the SRD as one
-// PDF, links between its chapters as a corpus of several books links between its books.
-func elsewhere(h rag.Reference, book, section string) bool {
-	if h.Book == "" {
-		return false
-	}
-	return h.Book != book || h.Part != "" && h.Part != passage.TopHeading(section)
-}
-
-// minSentenceOverlap is how many question words the sentence naming a cross-book rule must share
-// with the question for the link to be followed.
-var minSentenceOverlap = 2
-
-// coveredShare is the share of the question's words the first passage must hold to answer it.
-var coveredShare = 0.65
-
-// analyzerThreshold is the score a reference needs to be followed.
-var analyzerThreshold = 1
 
 // vagueTarget are "see" phrases that point nowhere in particular.
 var vagueTarget = map[string]bool{"below": true, "above": true, "text": true, "the text": true, "description": true, "table": true, "the table": true}
 
-// sentencesOf splits a passage into sentences, joining lines that a hard wrap broke.
-func sentencesOf(text string) []string {
-	return sentenceSplit.Split(softBreak.ReplaceAllString(text, "$1 $2"), -1)
+// view is the question, the passages found and the library's graph around them.
+type view struct {
+	lx      *lexicon.Lexicon
+	in      rag.AnalyzeInput
+	q       map[string]float64 // the question's words the books use, with their IDF
+	total   float64
+	ctx     map[int]int // library number → index in in.Documents
+	stems   map[int]map[string]bool
+	covered map[string]bool // what the passages about the question hold
 }
 
-// scoredSentence is a sentence, folded for title matching, with how many question words it holds
-// and whether the question names the rule it belongs to: the run-in heading its paragraph opens
-// with ("Malice (Inhaled). … or become poisoned for 1 hour. The poisoned creature is blinded."
-// belongs to Malice).
-type scoredSentence struct {
-	folded  string
-	plain   string // lowercased words, unfolded
-	overlap int
-	named   bool
-}
-
-var paragraphBreak = regexp.MustCompile(`\n\s*\n`)
-
-// A rule the question names by its run-in heading is quoted whole, heading included, when it is
-// at most maxRuleQuote bytes long, and ranks with a sentence holding namedRuleScore question words.
-const (
-	maxRuleQuote   = 600
-	namedRuleScore = 5
-)
-
-// subset reports whether every word of a (at least one) is in b.
-func subset(a, b map[string]bool) bool {
-	for t := range a {
-		if !b[t] {
-			return false
+func newView(lx *lexicon.Lexicon, in rag.AnalyzeInput) *view {
+	v := &view{lx: lx, in: in, q: map[string]float64{}, ctx: map[int]int{}, stems: map[int]map[string]bool{}}
+	for _, t := range words.Content(in.Question) {
+		if lx.DF[t] > 0 {
+			v.q[t] = lx.IDF(t)
 		}
 	}
-	return len(a) > 0
+	for _, w := range v.q {
+		v.total += w
+	}
+	for i, d := range in.Documents {
+		if n, ok := lx.ByID[d.ID]; ok {
+			v.ctx[n] = i
+		}
+	}
+	return v
 }
 
-// scoreSentences scores each sentence of a passage against the question's words; named holds
-// the folded names of the rules the question names.
-func scoreSentences(q, named map[string]bool, text string) []scoredSentence {
-	var out []scoredSentence
-	for _, para := range paragraphBreak.Split(text, -1) {
-		h := passage.RunInHeading(para)
-		inNamed := h != "" && named[words.Fold(h)]
-		for _, p := range sentencesOf(para) {
-			n := 0
-			for t := range termSet(p) {
-				if q[t] {
-					n++
-				}
+// decide names the rules to read next, best first, or says the passages suffice.
+func (v *view) decide() rag.Analysis {
+	hop := 0
+	for _, d := range v.in.Documents {
+		hop = max(hop, d.Hop)
+	}
+	// The passages this hop found are where the next links start.
+	best, bestCov := -1, -1.0
+	for _, n := range v.sorted() {
+		d := v.in.Documents[v.ctx[n]]
+		if c := v.cover(v.stemsOf(n)); d.Hop == hop && c > bestCov {
+			best, bestCov = n, c
+		}
+	}
+	if best < 0 {
+		return rag.Analysis{Sufficient: true}
+	}
+	answered := hop > 1 || bestCov >= answeredShare
+	focus := map[int]bool{}
+	for _, n := range v.sorted() {
+		if d := v.in.Documents[v.ctx[n]]; d.Hop == hop && v.cover(v.stemsOf(n)) >= focusShare*bestCov {
+			focus[n] = true
+		}
+	}
+	// A rule and its subsections are one rule: "Food and Water" says what "Food" leads to.
+	for _, n := range v.sorted() {
+		for f := range focus {
+			if !focus[n] && v.family(n, f) {
+				focus[n] = true
 			}
-			out = append(out, scoredSentence{" " + words.Fold(p) + " ", " " + words.Normalize(p) + " ", n, inNamed})
 		}
 	}
+	v.covered = map[string]bool{}
+	for n := range focus {
+		for t := range v.stemsOf(n) {
+			v.covered[t] = true
+		}
+	}
+	score := map[int]float64{}
+	for _, n := range v.sorted() {
+		if !focus[n] {
+			continue
+		}
+		d := v.in.Documents[v.ctx[n]]
+		seed := v.cover(v.stemsOf(n)) / float64(1+d.Rank)
+		sents, paras := v.sentences(n)
+		bestWin := 0.0
+		for j := range sents {
+			bestWin = max(bestWin, v.window(sents, paras, j))
+		}
+		for _, e := range v.lx.Edges[n] {
+			if _, in := v.ctx[e.To]; in {
+				continue
+			}
+			win := v.window(sents, paras, e.Sentence)
+			for _, j := range e.Also {
+				win = max(win, v.window(sents, paras, j))
+			}
+			var s float64
+			switch {
+			case e.Weight >= 1 && (win > 0 || hop > 1) && win >= explicitWindow*bestWin:
+				s = 10 + seed*(0.5+win) // explicit links rank above every mention
+			case answered:
+				continue
+			default:
+				gain := v.gain(e.To)
+				if gain < minLinkGain {
+					continue
+				}
+				s = seed * e.Weight * (0.5 + win) * (1 + gain)
+			}
+			score[e.To] = max(score[e.To], s)
+		}
+	}
+	cands := make([]int, 0, len(score))
+	for n := range score {
+		cands = append(cands, n)
+	}
+	slices.SortFunc(cands, func(a, b int) int { return cmp.Or(cmp.Compare(score[b], score[a]), cmp.Compare(a, b)) })
+	names := make([]string, len(cands))
+	for i, n := range cands {
+		names[i] = v.target(n)
+	}
+	return ask(v.in, names)
+}
+
+// sorted returns the library numbers of the passages found, in order (deterministic loops).
+func (v *view) sorted() []int {
+	out := make([]int, 0, len(v.ctx))
+	for n := range v.ctx {
+		out = append(out, n)
+	}
+	slices.Sort(out)
 	return out
 }
 
-// sentenceOverlap is the most question words any sentence that names target shares with the
-// question, and whether target is named inside a rule the question names.
-func sentenceOverlap(sentences []scoredSentence, target string) (best int, named bool) {
-	for _, name := range passage.TitleNames(target) {
-		// A participle title ("Poisoned") is named as written: "a dose of poison" is no mention.
-		t, exact := words.Fold(name), words.HasParticiple(name)
-		if exact {
-			t = words.Normalize(name)
-		}
-		for _, s := range sentences {
-			in := s.folded
-			if exact {
-				in = s.plain
-			}
-			if t != "" && strings.Contains(in, " "+t+" ") {
-				best = max(best, s.overlap)
-				named = named || s.named
+// target is the name by which a passage is asked for: the target of the references to it.
+func (v *view) target(n int) string {
+	id := v.lx.Docs[n].ID
+	for _, d := range v.in.Documents {
+		for _, h := range d.Hints {
+			if h.ID == id {
+				return h.Target
 			}
 		}
 	}
-	return best, named
+	return v.lx.Title(n)
 }
 
-// coverage is the share of the question's terms found in the documents the first search ranked
-// first.
-func coverage(q map[string]bool, docs []rag.DocFacts) float64 {
-	if len(q) == 0 {
+// family reports whether two passages are of one rule: the same book, and one's section is the
+// other's or holds it.
+func (v *view) family(a, b int) bool {
+	if v.lx.Docs[a].Book != v.lx.Docs[b].Book {
+		return false
+	}
+	sa, sb := v.lx.Doc(a).Section, v.lx.Doc(b).Section
+	return sa == sb || strings.HasPrefix(sa, sb+" > ") || strings.HasPrefix(sb, sa+" > ")
+}
+
+// stemsOf returns the stems of a library passage and of its section path.
+func (v *view) stemsOf(n int) map[string]bool {
+	if s, ok := v.stems[n]; ok {
+		return s
+	}
+	s := map[string]bool{}
+	for _, t := range v.lx.Tokens(n) {
+		s[t.Stem] = true
+	}
+	for _, t := range words.Tokens(v.lx.Doc(n).Section) {
+		s[t] = true
+	}
+	v.stems[n] = s
+	return s
+}
+
+// cover is the IDF-weighted share of the question's words that a set of stems holds.
+func (v *view) cover(s map[string]bool) float64 {
+	if v.total == 0 {
 		return 1
 	}
-	have := map[string]bool{}
-	for _, d := range docs {
-		if d.Rank > 0 || d.Hop > 1 {
-			continue
-		}
-		for t := range termSet(d.Section + " " + d.Text) {
-			have[t] = true
+	var c float64
+	for t, w := range v.q {
+		if s[t] {
+			c += w
 		}
 	}
-	n := 0
-	for t := range q {
-		if have[t] {
-			n++
-		}
-	}
-	return float64(n) / float64(len(q))
+	return c / v.total
 }
 
-// rulesPhrasing is the question's content words preceded by the rulebooks' words for the
+// gain is the share of the question a passage's text holds that the passages about the
+// question do not.
+func (v *view) gain(n int) float64 {
+	var c float64
+	for t, w := range v.q {
+		if !v.covered[t] && v.lx.Uses(n, t) {
+			c += w
+		}
+	}
+	if v.total == 0 {
+		return 0
+	}
+	return c / v.total
+}
+
+// sentences returns the stems of each sentence of a library passage, and each one's paragraph.
+func (v *view) sentences(n int) (stems []map[string]bool, paras []int) {
+	for _, t := range v.lx.Tokens(n) {
+		for len(stems) <= t.Sentence {
+			stems = append(stems, map[string]bool{})
+			paras = append(paras, t.Para)
+		}
+		stems[t.Sentence][t.Stem] = true
+		paras[t.Sentence] = t.Para
+	}
+	return stems, paras
+}
+
+// window is the share of the question held where a sentence stands: its paragraph when that is
+// short (a rule under a run-in heading: "Malice (Inhaled). … become poisoned for 1 hour. The
+// poisoned creature is blinded."), else the sentence and its neighbours.
+func (v *view) window(sents []map[string]bool, paras []int, i int) float64 {
+	if i >= len(sents) {
+		return 0
+	}
+	lo, hi := i, i
+	for lo > 0 && paras[lo-1] == paras[i] {
+		lo--
+	}
+	for hi < len(sents)-1 && paras[hi+1] == paras[i] {
+		hi++
+	}
+	if hi-lo+1 > paragraphSentences {
+		lo, hi = max(0, i-1), min(len(sents)-1, i+1)
+	}
+	var c float64
+	for t, w := range v.q {
+		for j := lo; j <= hi; j++ {
+			if sents[j][t] {
+				c += w
+				break
+			}
+		}
+	}
+	if v.total == 0 {
+		return 1
+	}
+	return c / v.total
+}

@@ -10,46 +10,38 @@ import (
 	"github.com/caprag/caprag/words"
 )
 
-// Expander rewrites a question into keyword and phrasing variants.
-type Expander struct{}
-
-// players' words → the rulebooks' words
-var rulesWords = [][2]string{
-	{"grab", "grapple"}, {"grabbed", "grappled"}, {"hold on to", "grapple"}, {"wrestle", "grapple"},
-	{"lying on the ground", "prone"}, {"knocked down", "prone"}, {"knock down", "prone"}, {"on the ground", "prone"},
-	{"push", "shove"}, {"shoving", "shove"}, {"hit", "attack"}, {"hurt", "damage"}, {"hp", "hit points"},
-	{"sneak", "stealth"}, {"hide", "hiding stealth"}, {"scared", "frightened"}, {"afraid", "frightened"},
-	{"can't see", "blinded"}, {"blind", "blinded"}, {"asleep", "unconscious"}, {"knocked out", "unconscious"},
-	{"dying", "death saving throws"}, {"heal", "healing hit points"}, {"rest", "resting"},
-	{"sell", "selling treasure"}, {"buy", "equipment cost"}, {"jump", "jumping"}, {"fall", "falling"},
-	{"drown", "suffocating"}, {"hold breath", "suffocating"}, {"armor on", "don armor"}, {"armor off", "doff armor"},
-	{"help", "help action working together"}, {"crit", "critical hit"}, {"cast", "casting a spell"},
-	{"two weapons", "two-weapon fighting"}, {"dual wield", "two-weapon fighting"}, {"run away", "disengage"},
-	{"flee", "disengage opportunity attack"}, {"free attack", "opportunity attack"}, {"concentrating", "concentration"},
-	{"invisible", "invisible condition"}, {"poison", "poisoned"}, {"stun", "stunned"}, {"frozen", "paralyzed"},
-	{"venom", "poison poisoned"}, {"terrifying", "frightful frightened"}, {"terrified", "frightened"},
-	{"fog", "fog heavily obscured"}, {"helmet", "helm"}, {"float", "levitate"}, {"hover", "levitate"},
-	{"free swing", "opportunity attack"}, {"in place", "paralyzed restrained"}, {"stuck", "adhesive grappled restrained"},
-	{"tired", "exhaustion"}, {"slept", "exhaustion long rest"},
+// Expander rewrites a question into search queries, each finding one part of what it asks:
+// the names of the rules whose defining sentences use the question's words (the books'
+// vocabulary for what a player describes: "grab" → Grappling, whose rule opens "When you want to
+// grab a creature…"), each clause of the question on its own (a question that asks two things
+// finds both), and each quoted or capitalised name.
+type Expander struct {
+	Books Library // what the books say about their words (nil: nothing)
 }
 
-// Expand returns up to max variants: the content words alone, the question in the rulebooks'
-// words, and each quoted or capitalised name on its own.
-func (Expander) Expand(_ context.Context, question string, max int) ([]string, error) {
+// bridged is how many rules the vocabulary bridge names in its query.
+const bridged = 3
+
+// Expand implements rag.Expander.
+func (e Expander) Expand(_ context.Context, question string, max int) ([]string, error) {
 	var out []string
-	kw := strings.Join(contentWords(question), " ")
-	if kw != "" && !strings.EqualFold(kw, question) {
-		out = append(out, kw)
-	}
-	low := strings.ToLower(question)
-	var mapped []string
-	for _, p := range rulesWords {
-		if containsWord(low, p[0]) {
-			mapped = append(mapped, p[1])
+	if e.Books != nil {
+		var ns []string
+		for _, m := range e.Books.Lexicon().Bridge(question, bridged) {
+			ns = append(ns, m.Text)
+		}
+		if len(ns) > 0 {
+			out = append(out, strings.Join(ns, "; "))
 		}
 	}
-	if len(mapped) > 0 {
-		out = append(out, strings.Join(append(mapped, contentWords(question)...), " "))
+	if cs := clauses(question); len(cs) > 1 {
+		for _, c := range cs {
+			if kw := strings.Join(contentWords(c), " "); kw != "" {
+				out = append(out, kw)
+			}
+		}
+	} else if kw := strings.Join(contentWords(question), " "); kw != "" && !strings.EqualFold(kw, question) {
+		out = append(out, kw)
 	}
 	out = append(out, names(question)...)
 	if len(out) > max {
@@ -58,22 +50,25 @@ func (Expander) Expand(_ context.Context, question string, max int) ([]string, e
 	return out, nil
 }
 
-func containsWord(s, phrase string) bool {
-	i := strings.Index(s, phrase)
-	for i >= 0 {
-		before := i == 0 || !unicode.IsLetter(rune(s[i-1]))
-		end := i + len(phrase)
-		after := end >= len(s) || !unicode.IsLetter(rune(s[end]))
-		if before && after {
-			return true
+// clauseBreak separates the clauses of a question: sentence ends, semicolons, a comma before a
+// conjunction, "and" before a question word ("…cost, and which spells…", "…and how long…").
+var clauseBreak = regexp.MustCompile(`(?i)[.?!;]\s+|,\s+(?:and|or|but)\s+|\s+and\s+(?:what|how|when|where|which|who|why|does|do|is|are|can|could|will|would|should)\s+`)
+
+// clauses splits a question into its clauses; a clause of fewer than two content words joins
+// the one before it ("…what does that do to my character" is not a search of its own).
+func clauses(q string) []string {
+	var out []string
+	for _, c := range clauseBreak.Split(q, -1) {
+		if c = strings.TrimSpace(c); c == "" {
+			continue
 		}
-		j := strings.Index(s[i+1:], phrase)
-		if j < 0 {
-			break
+		if len(out) > 0 && len(contentWords(c)) < 2 {
+			out[len(out)-1] += " " + c
+			continue
 		}
-		i += j + 1
+		out = append(out, c)
 	}
-	return false
+	return out
 }
 
 func contentWords(s string) []string {
@@ -105,19 +100,4 @@ func names(q string) []string {
 		}
 	}
 	return out
-}
-
-// players' words found in it, or "" when none is found.
-func rulesPhrasing(question string) string {
-	low := strings.ToLower(question)
-	var mapped []string
-	for _, p := range rulesWords {
-		if containsWord(low, p[0]) {
-			mapped = append(mapped, p[1])
-		}
-	}
-	if len(mapped) == 0 {
-		return ""
-	}
-	return strings.Join(append(mapped, contentWords(question)...), " ")
 }

@@ -12,11 +12,25 @@ import (
 )
 
 // Models returns the rule-based roles: a useful product without any model (a rules lookup that
-// quotes the book), deterministic, and the default when no model is configured. v, when not
-// nil, tells the writer how common the books' words are (the stores implement it).
-func Models(v Vocabulary) rag.Models {
-	return rag.Models{Expander: Expander{}, Analyzer: Analyzer{}, Writer: Writer{Vocabulary: v}, Rewriter: Rewriter{}}
+// quotes the book), deterministic, and the default when no model is configured. books, when not
+// nil, is what they read about the books loaded (the stores implement both): how common their
+// words are (Vocabulary, for the writer) and, when it gives it, the books' lexicon (Library: the
+// terms and reference graph the expander and the analyzer read; without it the analyzer follows
+// explicit references only).
+func Models(books Vocabulary) rag.Models {
+	lib, _ := books.(Library)
+	return rag.Models{Expander: Expander{Books: lib}, Analyzer: Analyzer{Books: lib}, Writer: Writer{Vocabulary: books}, Rewriter: Rewriter{}}
 }
 
 // termSet is the stems of a text's content words (no stop words, no words of asking).
 func termSet(s string) map[string]bool { return words.ContentSet(s) }
+
+// subset reports whether every word of a (at least one) is in b.
+func subset(a, b map[string]bool) bool {
+	for t := range a {
+		if !b[t] {
+			return false
+		}
+	}
+	return len(a) > 0
+}

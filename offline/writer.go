@@ -781,7 +781,7 @@ func orList(ws []string) string {
 
 // Splitting passages into units.
 
-// The analyzer's sentence split (sentencesOf): a full stop and a space, a blank line or a list
+// The sentence split: a full stop and a space, a blank line or a list
 // line; hard-wrapped lines joined first.
 var (
 	sentenceSplit = regexp.MustCompile(`(?:[.!?])\s+|\n\s*\n|\n(?:\s*[-*|]|\s*\d+\.)`)

@@ -39,6 +39,13 @@ type Reference struct {
 	// a book that holds a whole rules corpus (the SRD as one PDF) links between its parts as a
 	// corpus of several books links between books.
 	Part string `json:"part,omitempty"`
+	// ID is the passage the reference resolves to, when the library knows it (empty: resolve
+	// Target by name or page).
+	ID string `json:"id,omitempty"`
+	// Weight is how much the reference says about where to read, from 0 to 1: 1 for an
+	// explicit reference, the mentioned term's specificity for a mention (a term that most
+	// passages use says little); 0 when unknown.
+	Weight float64 `json:"weight,omitempty"`
 }
 
 // TopHeading is the first heading of a section path ("Combat > Grappling" → "Combat").

@@ -16,10 +16,12 @@ type Hint struct {
 }
 
 // Unresolved returns the references of the documents whose targets are not among the
-// documents' own sections (or pages), in context order, each target once.
+// documents' own sections (or pages), in context order, each target once. A reference that
+// names the passage it resolves to (ID) is unresolved while that passage is not in the context.
 func Unresolved(docs []Document) []Hint {
-	have, exact := map[string]bool{}, map[string]bool{}
+	have, exact, ids := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, d := range docs {
+		ids[d.ID] = true
 		for _, h := range strings.Split(d.Section, " > ") {
 			have[words.Fold(h)] = true
 			exact[words.Normalize(h)] = true
@@ -42,6 +44,15 @@ func Unresolved(docs []Document) []Hint {
 			}
 			if r.Kind == RefPage {
 				k = "page\x00" + cmp.Or(r.Book, d.Book) + "\x00" + strings.TrimLeft(r.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+			}
+			if r.ID != "" {
+				// The library resolved it: it is wanted until that passage is in the context.
+				if ids[r.ID] || seen["\x00"+r.ID] {
+					continue
+				}
+				seen["\x00"+r.ID] = true
+				out = append(out, Hint{From: d, Ref: r, Rank: i})
+				continue
 			}
 			if k == "" || in[k] || seen[k] || coveredByPrefix(in, k) {
 				continue

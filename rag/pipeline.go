@@ -141,7 +141,7 @@ func (p *Pipeline) Strategy(name string) (Strategy, error) {
 func (p *Pipeline) strategy(name string, sh shelf) (Strategy, error) {
 	switch name {
 	case StrategyMultiHop:
-		return MultiHop{Retriever: sh.retriever, Resolver: sh.resolver, Analyzer: sh.models.Analyzer, TopK: p.o.TopK, MaxHops: p.o.MaxHops, MaxQueries: p.o.MaxQueries}, nil
+		return MultiHop{Retriever: sh.retriever, Resolver: sh.resolver, Expander: sh.models.Expander, Analyzer: sh.models.Analyzer, TopK: p.o.TopK, MaxHops: p.o.MaxHops, MaxQueries: p.o.MaxQueries}, nil
 	case StrategyMultiQuestion:
 		return MultiQuestion{Retriever: sh.retriever, Expander: sh.models.Expander, TopK: p.o.TopK, MaxQueries: p.o.MaxQueries}, nil
 	}

@@ -45,6 +45,24 @@ func uniqueQueries(seen map[string]bool, qs []string) []string {
 	return out
 }
 
+// firstQueries are the queries of a first hop: the question and, when there is an expander and
+// room, its queries; each once (recorded in seen), at most maxQueries.
+func firstQueries(ctx context.Context, e Expander, question string, maxQueries int, seen map[string]bool) ([]string, error) {
+	qs := []string{question}
+	if e != nil && maxQueries > 1 {
+		extra, err := e.Expand(ctx, question, maxQueries-1)
+		if err != nil {
+			return nil, fmt.Errorf("expanding the question: %w", err)
+		}
+		qs = append(qs, extra...)
+	}
+	qs = uniqueQueries(seen, qs)
+	if len(qs) > max(1, maxQueries) {
+		qs = qs[:max(1, maxQueries)]
+	}
+	return qs, nil
+}
+
 // countNew returns how many documents of qs are not yet in before (by content and book).
 func countNew(before map[string]bool, qs []Question) (found, fresh int) {
 	for _, q := range qs {
@@ -78,17 +96,9 @@ type MultiQuestion struct {
 
 // Execute implements Strategy.
 func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
-	queries := []string{s.Question}
-	if m.Expander != nil && m.MaxQueries > 1 {
-		extra, err := m.Expander.Expand(ctx, s.Question, m.MaxQueries-1)
-		if err != nil {
-			return s, fmt.Errorf("expanding the question: %w", err)
-		}
-		queries = append(queries, extra...)
-	}
-	queries = uniqueQueries(map[string]bool{}, queries)
-	if len(queries) > max(1, m.MaxQueries) {
-		queries = queries[:max(1, m.MaxQueries)]
+	queries, err := firstQueries(ctx, m.Expander, s.Question, m.MaxQueries, map[string]bool{})
+	if err != nil {
+		return s, err
 	}
 	hop := Hop{N: 1, Queries: queries}
 	s.report(ctx, Progress{Stage: HopStarted, Hop: hop})
@@ -110,6 +120,7 @@ func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
 type MultiHop struct {
 	Retriever  Retriever
 	Resolver   ReferenceResolver // optional: follows reference links exactly
+	Expander   Expander          // optional: the first hop searches its queries beside the question
 	Analyzer   Analyzer
 	TopK       int
 	MaxHops    int
@@ -120,7 +131,12 @@ type MultiHop struct {
 func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	maxHops := max(1, m.MaxHops)
 	asked := map[string]bool{}
-	queries := uniqueQueries(asked, []string{s.Question})
+	// The first hop starts, as multi-question does, from the queries generated from the
+	// question, the question among them.
+	queries, err := firstQueries(ctx, m.Expander, s.Question, m.MaxQueries, asked)
+	if err != nil {
+		return s, err
+	}
 	askedList := append([]string(nil), queries...)
 	var named []string // the sections and rules fetched because the question names them
 	var following []string
@@ -261,17 +277,28 @@ func (m MultiHop) follow(ctx context.Context, s State, queries []string, hop int
 		g.Go(func() error {
 			var docs []Document
 			if m.Resolver != nil {
+				// Every unresolved link of that name (two books may both define it), else the
+				// section of that name.
+				var links []Hint
 				for _, h := range hints {
-					if !strings.EqualFold(h.Ref.Target, q) {
-						continue
+					if strings.EqualFold(h.Ref.Target, q) {
+						links = append(links, h)
 					}
+				}
+				if len(links) == 0 {
+					links = []Hint{{Ref: Reference{Kind: RefSee, Text: q, Target: q}}}
+				}
+				seen := map[string]bool{}
+				for _, h := range links {
 					got, err := m.Resolver.Resolve(gctx, h.From, h.Ref, SearchOptions{K: 2, Books: opts.Books})
 					if err != nil {
 						return fmt.Errorf("following %q: %w", q, err)
 					}
-					docs = append(docs, got...)
-					if len(got) > 0 {
-						break
+					for _, d := range got {
+						if !seen[d.ID] {
+							seen[d.ID] = true
+							docs = append(docs, d)
+						}
 					}
 				}
 			}

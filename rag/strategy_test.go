@@ -284,3 +284,90 @@ func TestFirstHopFetchesTheRulesTheQuestionNames(t *testing.T) {
 		t.Errorf("the analyzer is not told which rules the question names: %+v", an.inputs)
 	}
 }
+
+// The first hop of multi-hop searches the expander's queries beside the question, as
+// multi-question does; at most MaxQueries in all.
+func TestMultiHopStartsFromTheExpandedQuestion(t *testing.T) {
+	c := newCorpus().
+		add("I grab the cultist", doc("Monsters", "Cultist", "A zealot.")).
+		add("grab", doc("Rules", "Grappling", "When you want to grab a creature…")).
+		add("cultist", doc("Monsters", "Cultist", "A zealot."))
+	s, err := rag.MultiHop{Retriever: c, Expander: fixedExpander{"grab", "cultist", "a third"}, Analyzer: &scriptedAnalyzer{}, MaxHops: 3, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "I grab the cultist"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Hops) != 1 || !slices.Equal(s.Hops[0].Queries, []string{"I grab the cultist", "grab", "cultist"}) {
+		t.Fatalf("hops %+v, want one hop searching the question and two expansions", s.Hops)
+	}
+	var sections []string
+	for _, d := range s.Context() {
+		sections = append(sections, d.Section)
+	}
+	if !slices.Equal(sections, []string{"Cultist", "Grappling"}) {
+		t.Errorf("context %q, want the cultist once and the grappling rule", sections)
+	}
+}
+
+// A later hop resolves a name the analyzer asks for through the link of that name (every
+// passage the books define by it, by ID), else through the section of that name, and searches
+// only what resolves to nothing.
+func TestFollowResolvesLinksByIDThenByName(t *testing.T) {
+	conds := doc("Conditions", "Teamwork", "Combine skills.")
+	robo := doc("Robo", "Teamwork", "Invent together.")
+	c := newCorpus().
+		add("how do we invent together", doc("Robo", "Invention", "Use the teamwork rules.",
+			rag.Reference{Kind: rag.RefMention, Target: "Teamwork", Book: "Conditions", ID: conds.ID},
+			rag.Reference{Kind: rag.RefMention, Target: "Teamwork", Book: "Robo", ID: robo.ID})).
+		add("Fate Fractal", doc("Core", "The Fate Fractal", "Anything is a character.")).
+		add("dice", doc("Core", "Dice", "Roll four."))
+	byID := &idResolver{corpus: c, byID: map[string]rag.Document{conds.ID: conds, robo.ID: robo}}
+	a := &scriptedAnalyzer{decisions: []rag.Analysis{{NewQueries: []string{"Teamwork", "Fate Fractal", "dice"}}}}
+	s, err := rag.MultiHop{Retriever: c, Resolver: byID, Analyzer: a, MaxHops: 2, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: "How do we invent together"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, q := range s.Questions[1:] {
+		for _, d := range q.Documents {
+			got = append(got, q.Text+"→"+d.Book+"/"+d.Section)
+		}
+	}
+	want := []string{"Teamwork→Conditions/Teamwork", "Teamwork→Robo/Teamwork", "Fate Fractal→Core/The Fate Fractal", "dice→Core/Dice"}
+	if !slices.Equal(got, want) {
+		t.Errorf("hop 2 found %q, want %q", got, want)
+	}
+	if byID.names != 1 {
+		t.Errorf("%d names resolved by name, want 1 (Fate Fractal; dice is searched)", byID.names)
+	}
+}
+
+// idResolver resolves a reference with an ID to that document, else by name through the corpus
+// (the name "dice" names no section: it resolves to nothing and is searched).
+type idResolver struct {
+	*corpus
+	byID  map[string]rag.Document
+	names int
+}
+
+func (r *idResolver) Resolve(ctx context.Context, from rag.Document, ref rag.Reference, opts rag.SearchOptions) ([]rag.Document, error) {
+	if d, ok := r.byID[ref.ID]; ok {
+		return []rag.Document{d}, nil
+	}
+	if ref.Target == "dice" {
+		return nil, nil
+	}
+	r.names++
+	return r.corpus.Resolve(ctx, from, ref, opts)
+}
+
+// A reference that names the passage it resolves to stays unresolved until that passage is in
+// the context, whatever sections the context holds; two references to two passages of one name
+// are both wanted.
+func TestUnresolvedByID(t *testing.T) {
+	from := doc("Robo", "Invention", "…", rag.Reference{Kind: rag.RefMention, Target: "Teamwork", ID: "core/teamwork"}, rag.Reference{Kind: rag.RefMention, Target: "Teamwork", ID: "robo/teamwork"})
+	other := rag.Document{ID: "robo/teamwork", Book: "Robo", Section: "Teamwork"}
+	hs := rag.Unresolved([]rag.Document{from, other})
+	if len(hs) != 1 || hs[0].Ref.ID != "core/teamwork" {
+		t.Fatalf("unresolved %+v, want the other book's Teamwork only", hs)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/words"
@@ -161,6 +162,28 @@ func conformance(t *testing.T, open func(t *testing.T, opts Options) Store) {
 		books, _ := s.Books(ctx)
 		if len(books) != 1 {
 			t.Fatalf("books after removal: %+v", books)
+		}
+	})
+	t.Run("LexiconFollowsTheBooks", func(t *testing.T) {
+		s := newStore(t)
+		lib, ok := s.(interface{ Lexicon() *lexicon.Lexicon })
+		if !ok {
+			t.Fatal("the store does not give the books' lexicon")
+		}
+		docs, _ := s.Retrieve(ctx, "grapple", rag.SearchOptions{K: 1, Books: []string{"core"}})
+		if len(docs) != 1 || !slices.ContainsFunc(docs[0].Refs, func(r rag.Reference) bool {
+			return r.Target == "Grappled" && r.Book == "conditions" && r.ID != "" && r.Weight > 0
+		}) {
+			t.Fatalf("refs %+v, want Grappled of conditions by ID, weighted", docs)
+		}
+		if e := lib.Lexicon().Terms["grappled"]; e == nil {
+			t.Fatal("the lexicon lacks Grappled")
+		}
+		if err := s.RemoveBook(ctx, "conditions"); err != nil {
+			t.Fatal(err)
+		}
+		if e := lib.Lexicon().Terms["grappled"]; e != nil {
+			t.Errorf("after removing conditions the lexicon still defines Grappled: %+v", e)
 		}
 	})
 	t.Run("CrossBookReferencesResolve", func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/words"
@@ -50,9 +51,8 @@ type index struct {
 	titles     map[string][]string            // normalised heading → parent IDs (first parent of each section first)
 	pages      map[string][]string            // book\x00page → parent IDs
 	version    string
-	bookCounts map[string]int // book name → passages
-	titleIndex *ingest.TitleIndex
-	termIndex  *ingest.TitleIndex              // rules defined under run-in headings
+	bookCounts map[string]int                  // book name → passages
+	lx         *lexicon.Lexicon                // the books' terms and reference graph
 	onChange   func(ctx context.Context) error // persists (embedded store)
 	// beginWrite, when set, is called before a change, without x.mu: it takes the writer lock
 	// that keeps other processes from changing the books at the same time and brings the index
@@ -91,7 +91,9 @@ func (x *index) rebuild() {
 	})
 	docs := make([][]string, len(x.order))
 	for i, e := range x.order {
-		// The section's last heading counts twice: rule names live in headings.
+		// The section's last heading counts twice: rule names live in headings. (Weighing the
+		// heading, the headings above it and the text as BM25F fields, each normalised by its
+		// own length, did not pay on both corpora: README, "Answers".)
 		h := passage.LastHeading(e.P.Section)
 		docs[i] = words.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
 	}
@@ -110,7 +112,7 @@ func (x *index) rebuild() {
 		x.bookCounts[e.P.Book]++
 		pid := e.P.ParentID
 		if _, ok := x.parents[pid]; !ok {
-			parentList = append(parentList, ingest.Passage{Book: e.P.Book, Section: e.P.Section, Text: e.P.Parent})
+			parentList = append(parentList, ingest.Passage{Book: e.P.Book, Section: e.P.Section, Page: e.P.Page, Text: e.P.Parent})
 			parentIDs = append(parentIDs, pid)
 			for _, t := range headingKeys(e.P.Section) {
 				x.titles[t] = append(x.titles[t], pid)
@@ -123,21 +125,32 @@ func (x *index) rebuild() {
 		x.parents[pid] = append(x.parents[pid], e)
 	}
 	x.version = hex.EncodeToString(h.Sum(nil)[:8])
-	x.titleIndex = ingest.NewTitleIndex(parentList)
-	// Rules defined under run-in headings ("Malice (Inhaled). A creature…") are found by their
-	// name too, when no section title has it.
-	defined := ingest.DefinedTerms(parentList)
-	x.termIndex = ingest.NewTermIndex(parentList, defined)
-	for _, t := range slices.Sorted(maps.Keys(defined)) { // in order: two terms may share a stem
-		for _, k := range nameKeys(t) {
-			if _, ok := x.titles[k]; !ok {
-				x.titles[k] = []string{parentIDs[defined[t]]}
-			}
+	// What the books say about their own words: one part per book, resolved across the library.
+	var parts []lexicon.Part
+	for lo := 0; lo < len(parentList); {
+		hi := lo
+		var docs []lexicon.Doc
+		for ; hi < len(parentList) && parentList[hi].Book == parentList[lo].Book; hi++ {
+			p := parentList[hi]
+			docs = append(docs, lexicon.Doc{ID: parentIDs[hi], Section: p.Section, Page: p.Page, Text: p.Text})
+		}
+		parts = append(parts, lexicon.Read(parentList[lo].Book, docs))
+		lo = hi
+	}
+	x.lx = lexicon.Link(parts)
+	// Terms are found by name too: a rule defined under a run-in heading ("Malice (Inhaled). A
+	// creature…"), a heading's parts ("Bronze Rule" of "THE BRONZE RULE, AKA THE FATE FRACTAL").
+	for _, key := range slices.Sorted(maps.Keys(x.lx.Terms)) {
+		if _, ok := x.titles[key]; ok {
+			continue
+		}
+		for _, d := range x.lx.Terms[key].Defs {
+			x.titles[key] = append(x.titles[key], x.lx.Docs[d].ID)
 		}
 	}
 	x.refs = make(map[string][]passage.Reference, len(parentList))
-	for i, p := range parentList {
-		x.refs[parentIDs[i]] = append(ingest.ExplicitRefs(p.Text), x.titleIndex.Mentions(p)...)
+	for i, pid := range parentIDs {
+		x.refs[pid] = x.lx.Refs(i)
 	}
 }
 
@@ -380,8 +393,10 @@ func (x *index) Resolve(ctx context.Context, from rag.Document, ref passage.Refe
 	defer x.mu.RUnlock()
 	books := bookFilter(opts.Books)
 	var pids []string
-	switch ref.Kind {
-	case passage.RefPage:
+	switch {
+	case ref.ID != "":
+		pids = []string{ref.ID}
+	case ref.Kind == passage.RefPage:
 		book := cmp.Or(ref.Book, from.Book)
 		page := strings.TrimLeft(ref.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 		pids = x.pages[book+"\x00"+page]
@@ -510,19 +525,18 @@ func cosineTop(es []*entry, vec []float32, n int, ok func(*entry) bool) []string
 	return ids
 }
 
-// Mentions returns the section titles of the books that a text (a question) names.
+// Mentions returns the terms of the books that a text (a question) names, the most specific
+// first, each as a reference to the passage that defines it.
 func (x *index) Mentions(_ context.Context, text string) ([]passage.Reference, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	if x.titleIndex == nil {
-		return nil, nil
-	}
-	p := ingest.Passage{Text: text}
-	refs := x.titleIndex.Mentions(p)
-	for _, r := range x.termIndex.Mentions(p) {
-		if !slices.ContainsFunc(refs, func(o passage.Reference) bool { return strings.EqualFold(o.Target, r.Target) }) {
-			refs = append(refs, r)
-		}
-	}
-	return refs, nil
+	return x.lx.Named(text), nil
+}
+
+// Lexicon returns what the books say about their own words (see package lexicon). It is
+// replaced, not changed, when the books change.
+func (x *index) Lexicon() *lexicon.Lexicon {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.lx
 }

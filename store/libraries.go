@@ -17,6 +17,7 @@ import (
 
 	"github.com/caprag/caprag/config"
 	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/rag"
 )
@@ -57,6 +58,36 @@ type Libraries struct {
 	mu       sync.Mutex
 	libs     map[string]*library
 	fallback Store
+	lexicons lexicons
+}
+
+// lexicons keeps the lexicons of the scopes that read two libraries, by the scope's version: a
+// few, the oldest dropped first.
+type lexicons struct {
+	mu    sync.Mutex
+	m     map[string]*lexicon.Lexicon
+	order []string
+}
+
+const keptLexicons = 16
+
+func (c *lexicons) get(key string, build func() *lexicon.Lexicon) *lexicon.Lexicon {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if lx, ok := c.m[key]; ok {
+		return lx
+	}
+	lx := build()
+	if c.m == nil {
+		c.m = map[string]*lexicon.Lexicon{}
+	}
+	if len(c.order) == keptLexicons {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[key] = lx
+	c.order = append(c.order, key)
+	return lx
 }
 
 // library is one open library.
@@ -306,7 +337,7 @@ func (l *Libraries) scope(ctx context.Context, id string) (*Scope, error) {
 	if id != SharedLibrary {
 		ids = []string{id, SharedLibrary} // the server's books first, on equal scores
 	}
-	sc := &Scope{library: id}
+	sc := &Scope{library: id, lexicons: &l.lexicons}
 	for _, lid := range ids {
 		s, err := l.refreshed(ctx, lid)
 		if err != nil {
@@ -336,8 +367,9 @@ var _ rag.Scoper = (*Libraries)(nil)
 // resolved in every library, book lists and word counts summed. With books in one library only,
 // every call goes to that library's store unchanged.
 type Scope struct {
-	library string
-	parts   []part
+	library  string
+	parts    []part
+	lexicons *lexicons
 }
 
 type part struct {
@@ -474,6 +506,34 @@ func (sc *Scope) Frequency(stem string) (passages, total int) {
 		}
 	}
 	return passages, total
+}
+
+// Lexicon returns what the scope's books say about their own words (package lexicon): the one
+// library's lexicon, or the books of both libraries linked as one library (built once for a set
+// of books, a few kept), so that a server's house rules and the shared books link to each other.
+func (sc *Scope) Lexicon() *lexicon.Lexicon {
+	type lexiconer interface{ Lexicon() *lexicon.Lexicon }
+	if len(sc.parts) == 1 {
+		if l, ok := sc.parts[0].s.(lexiconer); ok {
+			return l.Lexicon()
+		}
+		return nil
+	}
+	v, err := sc.Version(context.Background())
+	if err != nil || sc.lexicons == nil {
+		return nil
+	}
+	return sc.lexicons.get(v, func() *lexicon.Lexicon {
+		var parts []lexicon.Part
+		for _, p := range sc.parts {
+			if l, ok := p.s.(lexiconer); ok {
+				if lx := l.Lexicon(); lx != nil {
+					parts = append(parts, lx.Parts...)
+				}
+			}
+		}
+		return lexicon.Link(parts)
+	})
 }
 
 // Only returns the store of the scope's one library when only one has books (nil otherwise).

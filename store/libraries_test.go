@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/caprag/caprag/config"
+	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/internal/chromatest"
 	"github.com/caprag/caprag/rag"
 )
@@ -157,5 +159,32 @@ func TestBooksOfAnotherProcessReachTheRunningOne(t *testing.T) {
 				t.Fatal("the running process did not see the books another process added")
 			}
 		})
+	}
+}
+
+// TestAScopeOfTwoLibrariesLinksTheirBooks: the lexicon of a server's scope knows the terms of its
+// books and of the shared ones, and is built once for a set of books.
+func TestAScopeOfTwoLibrariesLinksTheirBooks(t *testing.T) {
+	ctx := context.Background()
+	emb := embed.NewLocal(embed.LocalDims)
+	l := NewLibraries(func(context.Context, string) (Store, error) { return NewMemory(Options{Embedder: emb}), nil })
+	for lib, b := range map[string]ingest.Book{SharedLibrary: loadBook(t, "cond", condMD), "7": loadBook(t, "House A", houseA)} {
+		s, _ := l.Library(ctx, lib)
+		if err := s.ReplaceBook(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc, _ := l.Scope(ctx, "7")
+	lx := sc.(*Scope).Lexicon()
+	if lx == nil || len(lx.Parts) != 2 {
+		t.Fatalf("lexicon of the scope: %+v", lx)
+	}
+	again, _ := l.Scope(ctx, "7")
+	if again.(*Scope).Lexicon() != lx {
+		t.Fatal("the scope's lexicon was built again for the same books")
+	}
+	shared, _ := l.Scope(ctx, SharedLibrary)
+	if lx := shared.(*Scope).Lexicon(); lx == nil || len(lx.Parts) != 1 {
+		t.Fatalf("the shared scope's lexicon: %+v", lx)
 	}
 }

@@ -127,10 +127,13 @@ func Stem(w string) string {
 	return stripE(w)
 }
 
-// stripE drops a final silent "e" of a word longer than four letters ("creature" → "creatur").
+// stripE drops a final silent "e" of a word longer than four letters ("creature" → "creatur"),
+// or of four letters after a consonant ("save" → "sav", so that "save", "saves", "saved" and
+// "saving" meet; "free" stays).
 func stripE(w string) string {
-	if len(w) > 4 && strings.HasSuffix(w, "e") {
-		return w[:len(w)-1]
+	n := len(w)
+	if n > 4 && w[n-1] == 'e' || n == 4 && w[3] == 'e' && !strings.ContainsRune("aeiouy", rune(w[2])) {
+		return w[:n-1]
 	}
 	return w
 }
@@ -173,16 +176,20 @@ func IsAsking(w string) bool { return asking[w] }
 // some name rules ("Working Together").
 func IsChatter(w string) bool { return chatter[w] }
 
+// IsStateVerb reports whether w (one lower-case word) puts something in a state: "is",
+// "becomes", "remains" ("…or become frightened": the rule causes the state "frightened").
+func IsStateVerb(w string) bool { return state[w] }
+
 //go:embed stopwords.txt
 var stopwordsFile string
 
-var stop, asking, chatter = parseStopwords(stopwordsFile)
+var stop, asking, chatter, state = parseStopwords(stopwordsFile)
 
-// parseStopwords reads the data file: "[stop]", "[asking]" and "[talk]" sections of
+// parseStopwords reads the data file: "[stop]", "[asking]", "[talk]" and "[state]" sections of
 // whitespace-separated words; "#" starts a comment. chatter holds the words of asking and talk
 // and their stems.
-func parseStopwords(file string) (stop, asking, chatter map[string]bool) {
-	stop, asking, talk := map[string]bool{}, map[string]bool{}, map[string]bool{}
+func parseStopwords(file string) (stop, asking, chatter, state map[string]bool) {
+	stop, asking, talk, state := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var cur map[string]bool
 	for _, line := range strings.Split(file, "\n") {
 		if i := strings.IndexByte(line, '#'); i >= 0 {
@@ -196,6 +203,8 @@ func parseStopwords(file string) (stop, asking, chatter map[string]bool) {
 			cur = asking
 		case "[talk]":
 			cur = talk
+		case "[state]":
+			cur = state
 		default:
 			if cur == nil {
 				panic("words: stopwords.txt: a word before any section: " + line)
@@ -211,5 +220,5 @@ func parseStopwords(file string) (stop, asking, chatter map[string]bool) {
 			chatter[w], chatter[Stem(w)] = true, true
 		}
 	}
-	return stop, asking, chatter
+	return stop, asking, chatter, state
 }

@@ -24,12 +24,14 @@ func TestWords(t *testing.T) {
 		{"class bonus axis", "class bonus axis", "class bonus axis", "class bonus axis"},
 		// a final silent e goes, so "grapple" meets "grappled" and "grappling"
 		{"grapple grapples grappled grappling", "grapple grapples grappled grappling", "grappl grappl grappl grappl", "grappl grappl grappl grappl"},
-		{"use dice rage", "use dice rage", "use dice rage", "use dice rage"},
+		{"use dice rage", "use dice rage", "use dic rag", "use dic rag"},
+		// a short word's silent e goes too, so "save" meets "saving"; not after a vowel ("free")
+		{"save saves saved saving free", "save saves saved saving free", "sav sav sav sav free", "sav sav sav sav free"},
 		// -ies: "abilities" meets "ability"
 		{"abilities ability", "abilities ability", "ability ability", "ability ability"},
 		// possessives, straight and typographic, go with their apostrophe
-		{"the tarrasque's bite", "the tarrasque bite", "the tarrasqu bite", "tarrasqu bite"},
-		{"the Tarrasque’s Bite", "the tarrasque bite", "the tarrasqu bite", "tarrasqu bite"},
+		{"the tarrasque's bite", "the tarrasque bite", "the tarrasqu bit", "tarrasqu bit"},
+		{"the Tarrasque’s Bite", "the tarrasque bite", "the tarrasqu bit", "tarrasqu bit"},
 		{"the wizards’ spells", "the wizards spells", "the wizard spell", "wizard spell"},
 		// other apostrophes split a contraction
 		{"I can’t, it doesn't", "i can t it doesn t", "i can t it doesn t", "doesn"},
@@ -64,7 +66,7 @@ func TestWords(t *testing.T) {
 
 func TestContentDropsChatter(t *testing.T) {
 	got := strings.Join(Content("What really happens when I want to grapple a friend's ogre?"), " ")
-	if want := "grappl friend ogre"; got != want {
+	if want := "grappl friend ogr"; got != want {
 		t.Errorf("Content = %q, want %q", got, want)
 	}
 	// the hashed embedder drops all table talk, stemmed or not
@@ -93,12 +95,16 @@ func TestParticiple(t *testing.T) {
 	}
 }
 
-// The data file holds only generic English: every word is lower-case letters, no word is in both
-// sections, and no line sits outside a section.
+// The data file holds only generic English: every word is lower-case letters, no word is in two
+// of the stop, asking and talk sections, and no line sits outside a section.
 func TestStopwordsFile(t *testing.T) {
-	stop, asking, _ := parseStopwords(stopwordsFile)
+	stop, asking, _, state := parseStopwords(stopwordsFile)
 	talk := map[string]bool{}
-	for _, line := range strings.Split(stopwordsFile[strings.Index(stopwordsFile, "[talk]")+6:], "\n") {
+	talkSection := stopwordsFile[strings.Index(stopwordsFile, "[talk]")+6 : strings.Index(stopwordsFile, "[state]")]
+	for _, line := range strings.Split(talkSection, "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
 		for _, w := range strings.Fields(line) {
 			talk[w] = true
 		}
@@ -116,7 +122,11 @@ func TestStopwordsFile(t *testing.T) {
 			t.Errorf("%q is in two sections", w)
 		}
 	}
-	for _, m := range []map[string]bool{stop, asking, talk} {
+	// The state verbs are a kind of word, not a use: most are function words too.
+	if !state["becomes"] || !IsStateVerb("is") || IsStateVerb("poisoned") {
+		t.Errorf("state verbs not read: %v", state)
+	}
+	for _, m := range []map[string]bool{stop, asking, talk, state} {
 		for w := range m {
 			if strings.IndexFunc(w, func(r rune) bool { return !unicode.IsLower(r) }) >= 0 {
 				t.Errorf("%q is not one lower-case word (Split never yields it)", w)

@@ -9,16 +9,23 @@ import (
 	"github.com/caprag/caprag/internal/testenv"
 	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/store"
 )
 
 // srdPipeline loads books (files or folders) into an embedded store with the default settings
 // and returns an offline pipeline over it (the writer weighing words by the books).
 func srdPipeline(t *testing.T, paths ...string) *rag.Pipeline {
 	t.Helper()
-	s := loadCorpus(t, paths...)
+	return offlinePipeline(t, loadCorpus(t, paths...))
+}
+
+// offlinePipeline is the offline pipeline over a store (the analyzer and expander reading its
+// books' lexicon, the writer weighing words by the books), without a cache.
+func offlinePipeline(tb testing.TB, s *store.Local) *rag.Pipeline {
+	tb.Helper()
 	p, err := rag.NewPipeline(rag.PipelineOptions{Retriever: s, Resolver: s, Library: s, Versioner: s, Models: offline.Models(s)})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return p
 }

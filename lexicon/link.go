@@ -1,0 +1,728 @@
+package lexicon
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/caprag/caprag/passage"
+	"github.com/caprag/caprag/words"
+)
+
+// Lexicon is a library's words and links, resolved across its books.
+type Lexicon struct {
+	// Parts are the books' own parts, in the order given to Link.
+	Parts []Part
+	// Docs lists every passage of the library; a passage's index in it is its number in
+	// Edges, Terms and Walk.
+	Docs []DocRef
+	// DF is, for each stem, how many passages use it; N is the number of passages; Postings
+	// lists, for each stem, the passages that use it, in order.
+	DF       map[string]int
+	N        int
+	Postings map[string][]int
+	// Terms are the defined terms by key.
+	Terms map[string]*Entry
+	// First lists the keys of the terms by their first stem (for matching).
+	First map[string][]string
+	// Edges are each passage's outgoing links.
+	Edges [][]Edge
+	// ByID finds a passage's number by its ID.
+	ByID map[string]int
+	// Defined holds, for the terms defined once (a heading or a run-in heading), the stems of
+	// the sentence that defines them; DefinedBy lists, for each stem, the terms whose defining
+	// sentence holds it (see Bridge).
+	Defined   map[string][]string
+	DefinedBy map[string][]string
+}
+
+// DocRef locates a passage of the library.
+type DocRef struct {
+	Part int // index in Parts
+	Doc  int // index in the part's Docs
+	Book string
+	ID   string
+}
+
+// Entry is a term of the library: where it is defined and how specific it is.
+type Entry struct {
+	Key   string
+	Name  string // as the defining passage writes it
+	Kind  TermKind
+	Exact []string
+	// Defs are the passages that define it (library numbers): one, or a few sections of
+	// different books that share a heading.
+	Defs []int
+	// Mentions is how many passages mention it; Spec is how specific a mention of it is:
+	// ln((N+1)/(Mentions+1)) / ln(N+1), 1 for a term nobody else uses, near 0 for one in every
+	// passage.
+	Mentions int
+	Spec     float64
+}
+
+// Edge is a link from one passage to another.
+type Edge struct {
+	To   int             // the passage linked to (library number)
+	Kind passage.RefKind // RefSee, RefPage or RefMention
+	Key  string          // the term mentioned or resolved ("" for a page found by number)
+	Text string          // the reference or mention as written
+	// Weight is how much the link says about where to read: 1 for an explicit reference, the
+	// term's Spec for a mention.
+	Weight float64
+	// Sentence is the index, in Sentences of the linking passage, of the first sentence that
+	// links with this weight; Also lists the later ones.
+	Sentence int
+	Also     []int
+}
+
+// maxDefiners bounds how many sections may define a term for it to name a place to look: a
+// heading every monster has ("Actions") names none of them.
+const maxDefiners = 3
+
+// Link resolves the parts of a library against each other.
+func Link(parts []Part) *Lexicon {
+	lx := &Lexicon{Parts: parts, DF: map[string]int{}, Postings: map[string][]int{}, Terms: map[string]*Entry{}, First: map[string][]string{}, ByID: map[string]int{}}
+	for pi, p := range parts {
+		for di, d := range p.Docs {
+			lx.ByID[d.ID] = len(lx.Docs)
+			lx.Docs = append(lx.Docs, DocRef{Part: pi, Doc: di, Book: p.Book, ID: d.ID})
+			seen := map[string]bool{}
+			for _, t := range p.Tokens[di] {
+				if !seen[t.Stem] {
+					seen[t.Stem] = true
+					lx.DF[t.Stem]++
+					lx.Postings[t.Stem] = append(lx.Postings[t.Stem], len(lx.Docs)-1)
+				}
+			}
+		}
+	}
+	lx.N = len(lx.Docs)
+	lx.defineTerms()
+	mentions := make([][]mention, lx.N)
+	for n := range lx.Docs {
+		mentions[n] = lx.find(lx.tokens(n))
+		seen := map[string]bool{}
+		for _, m := range mentions[n] {
+			if !seen[m.key] {
+				seen[m.key] = true
+				lx.Terms[m.key].Mentions++
+			}
+		}
+	}
+	norm := math.Log(float64(lx.N) + 1)
+	weak := false
+	for key, e := range lx.Terms {
+		e.Spec = math.Log(float64(lx.N+1)/float64(e.Mentions+1)) / norm
+		// A name given in passing — a run-in heading, the verb of a heading — names its rule only
+		// when it is at least as specific as the geometric middle of the library: used by fewer
+		// than √(N+1) passages ("concede" for Conceding the Conflict, not "create" for Creating
+		// Spell Slots, nor "Gem" for a card of a deck).
+		if e.Kind >= RunIn && e.Spec < 0.5 {
+			delete(lx.Terms, key)
+			weak = true
+		}
+	}
+	if weak {
+		lx.First = map[string][]string{}
+		for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
+			lx.index(key)
+		}
+		for n := range lx.Docs {
+			mentions[n] = lx.find(lx.tokens(n))
+		}
+	}
+	lx.Edges = make([][]Edge, lx.N)
+	for n := range lx.Docs {
+		lx.Edges[n] = lx.link(n, mentions[n])
+	}
+	lx.Defined, lx.DefinedBy = map[string][]string{}, map[string][]string{}
+	for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
+		if e := lx.Terms[key]; e.Kind <= RunIn && len(e.Defs) == 1 {
+			if def := lx.definition(e); len(def) > 0 {
+				lx.Defined[key] = def
+				for _, t := range def {
+					lx.DefinedBy[t] = append(lx.DefinedBy[t], key)
+				}
+			}
+		}
+	}
+	return lx
+}
+
+// Doc returns a passage of the library by number.
+func (lx *Lexicon) Doc(n int) Doc { r := lx.Docs[n]; return lx.Parts[r.Part].Docs[r.Doc] }
+
+func (lx *Lexicon) tokens(n int) []Token { r := lx.Docs[n]; return lx.Parts[r.Part].Tokens[r.Doc] }
+
+// Uses reports whether passage n uses the stem.
+func (lx *Lexicon) Uses(n int, stem string) bool {
+	_, ok := slices.BinarySearch(lx.Postings[stem], n)
+	return ok
+}
+
+// Title is the last heading of a passage's section.
+func (lx *Lexicon) Title(n int) string { return passage.LastHeading(lx.Doc(n).Section) }
+
+// IDF is how specific a stem is, on the scale of Spec: ln((N+1)/(DF+1)) / ln(N+1), 1 for a
+// stem no passage uses.
+func (lx *Lexicon) IDF(stem string) float64 {
+	if lx == nil || lx.N == 0 {
+		return 1
+	}
+	return math.Log(float64(lx.N+1)/float64(lx.DF[stem]+1)) / math.Log(float64(lx.N)+1)
+}
+
+type def struct {
+	t    Term
+	doc  int    // library number
+	sect string // book + section, the unit a term names
+}
+
+// defineTerms gathers the terms of every part: for each key, the definitions of its strongest
+// kind, one per section, a section's ancestors winning over its subsections; keys defined in
+// more than maxDefiners sections, or that name a book of the library, name nothing.
+func (lx *Lexicon) defineTerms() {
+	byKey := map[string][]def{}
+	base := 0
+	books := map[string]bool{}
+	for _, p := range lx.Parts {
+		if t, ok := newTerm(p.Book, Heading); ok {
+			books[t.Key] = true
+		}
+	}
+	for _, p := range lx.Parts {
+		for _, t := range p.Terms {
+			d := def{t: t, doc: base + t.Doc, sect: p.Book + "\x00" + p.Docs[t.Doc].Section}
+			byKey[t.Key] = append(byKey[t.Key], d)
+		}
+		base += len(p.Docs)
+	}
+	for _, key := range slices.Sorted(mapKeys(byKey)) {
+		ds := byKey[key]
+		if books[key] {
+			continue
+		}
+		// each book's strongest definitions: a heading over a heading's part, a run-in heading
+		// or a verb ("The Bronze Rule" of one book and "THE BRONZE RULE, AKA THE FATE FRACTAL"
+		// of another both define "Bronze Rule")
+		strongest := map[string]TermKind{}
+		for _, d := range ds {
+			b := lx.Docs[d.doc].Book
+			if k, ok := strongest[b]; !ok || d.t.Kind < k {
+				strongest[b] = d.t.Kind
+			}
+		}
+		var kept []def
+		for _, d := range ds {
+			if d.t.Kind != strongest[lx.Docs[d.doc].Book] || slices.ContainsFunc(kept, func(o def) bool { return o.sect == d.sect }) {
+				continue
+			}
+			kept = append(kept, d)
+		}
+		// "Milestones" in "Defining Milestones" and in its subsection "Minor Milestones": the
+		// general section is the one a mention names.
+		kept = slices.DeleteFunc(kept, func(d def) bool {
+			return slices.ContainsFunc(kept, func(o def) bool { return o.sect != d.sect && strings.HasPrefix(d.sect, o.sect+" > ") })
+		})
+		if len(kept) == 0 || len(kept) > maxDefiners {
+			continue
+		}
+		e := &Entry{Key: key, Name: kept[0].t.Name, Kind: kept[0].t.Kind, Exact: kept[0].t.Exact}
+		for _, d := range kept {
+			e.Kind = min(e.Kind, d.t.Kind)
+		}
+		for _, d := range kept {
+			e.Defs = append(e.Defs, d.doc)
+		}
+		lx.Terms[key] = e
+		lx.index(key)
+	}
+}
+
+// index files a term under the stem of its first word (a participle kept as written is filed
+// under its stem, which is what a text's token carries).
+func (lx *Lexicon) index(key string) {
+	first := strings.SplitN(key, " ", 2)[0]
+	if e := lx.Terms[key]; len(e.Exact) > 0 && e.Exact[0] != "" {
+		first = words.Stem(e.Exact[0])
+	}
+	lx.First[first] = append(lx.First[first], key)
+}
+
+// mention is a term found in a token stream: its key and where it starts and ends.
+type mention struct {
+	key      string
+	at, end  int
+	sentence int
+}
+
+// find returns the terms mentioned in a token stream, leftmost-longest, without overlaps.
+func (lx *Lexicon) find(toks []Token) []mention {
+	var out []mention
+	for i := 0; i < len(toks); {
+		best := ""
+		bestLen, bestExact := 0, 0
+		for _, key := range lx.First[toks[i].Stem] {
+			e := lx.Terms[key]
+			stems := strings.Split(key, " ")
+			if len(stems) < bestLen || i+len(stems) > len(toks) {
+				continue
+			}
+			ok, exacts := true, 0
+			for j, s := range stems {
+				t := toks[i+j]
+				exact := j < len(e.Exact) && e.Exact[j] != ""
+				if !exact && t.Stem != s || exact && t.Raw != e.Exact[j] || t.Sentence != toks[i].Sentence {
+					ok = false
+					break
+				}
+				if exact {
+					exacts++
+				}
+			}
+			// the longest term, and of two as long the one matched as written ("grappled"
+			// names Grappled, not Grappling)
+			if ok && (len(stems) > bestLen || exacts > bestExact) {
+				best, bestLen, bestExact = key, len(stems), exacts
+			}
+		}
+		if bestLen == 0 {
+			i++
+			continue
+		}
+		out = append(out, mention{key: best, at: i, end: i + bestLen, sentence: toks[i].Sentence})
+		i += bestLen
+	}
+	return out
+}
+
+// Mention is a term a text names.
+type Mention struct {
+	Key  string
+	Text string // the term's name
+	Spec float64
+	Defs []int
+}
+
+// Mentions returns the terms a text (a question) names, in order, each once.
+func (lx *Lexicon) Mentions(text string) []Mention {
+	if lx == nil {
+		return nil
+	}
+	var out []Mention
+	seen := map[string]bool{}
+	for _, m := range lx.find(tokenize(text)) {
+		if seen[m.key] {
+			continue
+		}
+		seen[m.key] = true
+		e := lx.Terms[m.key]
+		out = append(out, Mention{Key: m.key, Text: e.Name, Spec: e.Spec, Defs: e.Defs})
+	}
+	return out
+}
+
+// onPath reports whether passage to is in from's own section or one of its ancestors (or is
+// from itself): a passage does not link to the sections it stands in.
+func (lx *Lexicon) onPath(from, to int) bool {
+	if from == to {
+		return true
+	}
+	a, b := lx.Docs[from], lx.Docs[to]
+	if a.Book != b.Book {
+		return false
+	}
+	fs, ts := lx.Doc(from).Section, lx.Doc(to).Section
+	return fs == ts || strings.HasPrefix(fs, ts+" > ")
+}
+
+// link computes a passage's outgoing edges: its explicit references, resolved, and its
+// mentions of terms defined elsewhere.
+func (lx *Lexicon) link(n int, ms []mention) []Edge {
+	var out []Edge
+	at := map[int]int{} // target → index in out
+	add := func(e Edge) {
+		if lx.onPath(n, e.To) || e.Weight <= 0 { // a term every passage uses links nowhere
+			return
+		}
+		if i, ok := at[e.To]; ok {
+			switch {
+			case e.Weight > out[i].Weight:
+				out[i] = e
+			case e.Weight == out[i].Weight && e.Sentence != out[i].Sentence && !slices.Contains(out[i].Also, e.Sentence):
+				out[i].Also = append(out[i].Also, e.Sentence)
+			}
+			return
+		}
+		at[e.To] = len(out)
+		out = append(out, e)
+	}
+	r := lx.Docs[n]
+	part := lx.Parts[r.Part]
+	for _, ref := range part.Refs[r.Doc] {
+		for _, e := range lx.resolve(n, ref, ms) {
+			add(e)
+		}
+	}
+	toks := lx.tokens(n)
+	var sentBook []int // the other book each sentence names, -1 for none
+	if len(lx.Parts) > 1 {
+		for _, s := range Sentences(lx.Doc(n).Text) {
+			b := lx.namedBook(s)
+			if b == r.Part {
+				b = -1
+			}
+			sentBook = append(sentBook, b)
+		}
+	}
+	for _, m := range ms {
+		e := lx.Terms[m.key]
+		w := e.Spec
+		// "…or become frightened": a state the rule puts a creature in, named by a
+		// participle after a verb of being, is a reference to what that state does.
+		if len(e.Exact) > 0 && e.Exact[0] != "" && words.IsStateVerb(toks[m.at].Prev) {
+			w = 1
+		}
+		book := -1
+		if m.sentence < len(sentBook) {
+			book = sentBook[m.sentence]
+		}
+		for _, d := range e.Defs {
+			dw := w
+			// "Most of these actions are free actions in Fate Core": a sentence that names
+			// another book refers to that book's rules it names.
+			if book >= 0 && lx.Docs[d].Part == book {
+				dw = 1
+			}
+			add(Edge{To: d, Kind: passage.RefMention, Key: m.key, Text: e.Name, Weight: dw, Sentence: m.sentence})
+		}
+	}
+	return out
+}
+
+// namedBook returns the part whose book a reference's words name, or -1. A book is named by
+// its name's words, capitalised as a title ("Fate Core" for fate-core).
+func (lx *Lexicon) namedBook(s string) int {
+	best, bestLen := -1, 0
+	for pi, p := range lx.Parts {
+		name := words.Split(p.Book)
+		if len(name) == 0 || len(name) < bestLen {
+			continue
+		}
+		if titled(s, name) {
+			best, bestLen = pi, len(name)
+		}
+	}
+	return best
+}
+
+// titled reports whether s holds the words ws in a row, each capitalised.
+func titled(s string, ws []string) bool {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i := 0; i+len(ws) <= len(fields); i++ {
+		ok := true
+		for j, w := range ws {
+			f := fields[i+j]
+			if strings.ToLower(f) != w || !unicode.IsUpper([]rune(f)[0]) && !unicode.IsDigit([]rune(f)[0]) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve turns an explicit reference into edges.
+func (lx *Lexicon) resolve(n int, ref RawRef, ms []mention) []Edge {
+	r := lx.Docs[n]
+	book := r.Part
+	if b := lx.namedBook(ref.BookWords); b >= 0 {
+		book = b
+	}
+	inBook := func(d int) bool { return lx.Docs[d].Part == book }
+	switch ref.Kind {
+	case passage.RefPage:
+		if p := lx.Parts[book]; p.Paged && ref.Target != "" {
+			page := strings.TrimLeft(ref.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+			var out []Edge
+			base := lx.partBase(book)
+			for di, d := range p.Docs {
+				if strconv.Itoa(d.Page) == page {
+					out = append(out, Edge{To: base + di, Kind: passage.RefPage, Text: ref.Text, Weight: 1, Sentence: ref.Sentence})
+				}
+			}
+			return out
+		}
+		// A page of a book without pages (or a placeholder, "page XX"): the reference names
+		// what the words around it name — the nearest term of its sentence that the book
+		// defines ("the Bronze Rule (Fate Core, page 270)").
+		named := book != r.Part
+		best, dist := "", 0
+		for _, m := range ms {
+			if m.sentence != ref.Sentence {
+				continue
+			}
+			e := lx.Terms[m.key]
+			if named && !slices.ContainsFunc(e.Defs, inBook) {
+				continue
+			}
+			if !named && !slices.ContainsFunc(e.Defs, func(d int) bool { return !lx.onPath(n, d) }) {
+				continue
+			}
+			d := m.at - ref.At
+			if m.end <= ref.At {
+				d = ref.At - m.end
+			}
+			if best == "" || d < dist {
+				best, dist = m.key, d
+			}
+		}
+		if best == "" {
+			return nil
+		}
+		var out []Edge
+		for _, d := range lx.Terms[best].Defs {
+			if !named || inBook(d) {
+				out = append(out, Edge{To: d, Kind: passage.RefPage, Key: best, Text: ref.Text, Weight: 1, Sentence: ref.Sentence})
+			}
+		}
+		return out
+	default:
+		target := ref.Target
+		if book != r.Part {
+			target = dropBookName(target, lx.Parts[book].Book)
+		}
+		keys := lx.lookup(target)
+		var out []Edge
+		for _, key := range keys {
+			for _, d := range lx.Terms[key].Defs {
+				if book == r.Part || inBook(d) {
+					out = append(out, Edge{To: d, Kind: passage.RefSee, Key: key, Text: ref.Text, Weight: 1, Sentence: ref.Sentence})
+				}
+			}
+			if len(out) > 0 {
+				break
+			}
+		}
+		return out
+	}
+}
+
+func (lx *Lexicon) partBase(part int) int {
+	base := 0
+	for _, p := range lx.Parts[:part] {
+		base += len(p.Docs)
+	}
+	return base
+}
+
+// dropBookName removes a book's name from a "see" phrase ("Fate Core, Outcomes and Actions").
+func dropBookName(s, book string) string {
+	name := words.Split(book)
+	fields := strings.Fields(s)
+	for i := 0; i+len(name) <= len(fields); i++ {
+		ok := true
+		for j, w := range name {
+			if words.Normalize(fields[i+j]) != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			rest := append(append([]string{}, fields[:i]...), fields[i+len(name):]...)
+			return strings.Trim(strings.Join(rest, " "), " ,;:")
+		}
+	}
+	return s
+}
+
+// lookup returns the keys of the terms a name resolves to, best first: the term itself, a term
+// with the same words in another order ("Outcomes and Actions" → ACTIONS AND OUTCOMES), a
+// heading that starts with it ("appendix PH-A" → "Appendix PH-A: Conditions"), the longest
+// term it mentions.
+func (lx *Lexicon) lookup(name string) []string {
+	t, ok := newTerm(name, Heading)
+	if !ok {
+		return nil
+	}
+	if _, ok := lx.Terms[t.Key]; ok {
+		return []string{t.Key}
+	}
+	set := strings.Fields(t.Key)
+	slices.Sort(set)
+	var same, prefix []string
+	for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
+		ks := strings.Fields(key)
+		if len(ks) == len(set) {
+			slices.Sort(ks)
+			if slices.Equal(ks, set) {
+				same = append(same, key)
+			}
+		}
+		if len(t.Key) >= 4 && strings.HasPrefix(key, t.Key+" ") {
+			prefix = append(prefix, key)
+		}
+	}
+	if len(same) > 0 {
+		return same
+	}
+	if len(prefix) > 0 {
+		return prefix
+	}
+	ms := lx.find(tokenize(name))
+	slices.SortStableFunc(ms, func(a, b mention) int { return cmp.Compare(b.end-b.at, a.end-a.at) })
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.key)
+	}
+	return out
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// Refs returns a passage's edges as references: Target is the section title of the passage
+// linked to (the term's own name for a rule defined under a run-in heading), Book its book, ID
+// its passage ID, Weight the edge's weight; strongest first.
+func (lx *Lexicon) Refs(n int) []passage.Reference {
+	es := slices.Clone(lx.Edges[n])
+	slices.SortStableFunc(es, func(a, b Edge) int { return cmp.Compare(b.Weight, a.Weight) })
+	out := make([]passage.Reference, 0, len(es))
+	for _, e := range es {
+		out = append(out, lx.ref(e))
+	}
+	return out
+}
+
+func (lx *Lexicon) ref(e Edge) passage.Reference {
+	to := lx.Docs[e.To]
+	r := passage.Reference{Kind: e.Kind, Text: e.Text, Target: lx.Title(e.To), Book: to.Book, Part: passage.TopHeading(lx.Doc(e.To).Section), ID: to.ID, Weight: e.Weight}
+	if t := lx.Terms[e.Key]; t != nil && t.Kind == RunIn {
+		r.Target = t.Name
+	}
+	if e.Kind == passage.RefPage && e.Key == "" {
+		r.Target = strconv.Itoa(lx.Doc(e.To).Page)
+	}
+	return r
+}
+
+// Named returns the terms a text names as references to the passages that define them, the
+// most specific first.
+func (lx *Lexicon) Named(text string) []passage.Reference {
+	var out []passage.Reference
+	ms := lx.Mentions(text)
+	slices.SortStableFunc(ms, func(a, b Mention) int { return cmp.Compare(b.Spec, a.Spec) })
+	for _, m := range ms {
+		for _, d := range m.Defs {
+			out = append(out, lx.ref(Edge{To: d, Kind: passage.RefMention, Key: m.Key, Text: m.Text, Weight: m.Spec}))
+		}
+	}
+	return out
+}
+
+// definition returns the stems of the sentence that defines a term: for a heading, the first
+// sentence of its section written as prose (six words or more, two of them function words: not
+// a stat line); for a run-in heading, the sentence it opens.
+func (lx *Lexicon) definition(e *Entry) []string {
+	d := lx.Doc(e.Defs[0])
+	var cand []string
+	if e.Kind == RunIn {
+		for _, para := range strings.Split(d.Text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(para), e.Name) {
+				cand = Sentences(para)
+				if len(cand) > 2 {
+					cand = cand[:2]
+				}
+				break
+			}
+		}
+	} else {
+		for _, s := range Sentences(d.Text) {
+			ws := words.Split(s)
+			stops := 0
+			for _, w := range ws {
+				if words.IsStop(w) {
+					stops++
+				}
+			}
+			if len(ws) >= 6 && stops >= 2 {
+				cand = []string{s}
+				break
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range cand {
+		for _, t := range words.Tokens(s) {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// Bridge returns the terms whose defining sentences best share the text's words (IDF-weighted),
+// at most n: the books' names for what a player describes in other words ("grab" → Grappling,
+// whose rule opens "When you want to grab a creature…").
+func (lx *Lexicon) Bridge(text string, n int) []Mention {
+	if lx == nil {
+		return nil
+	}
+	// the words of the text that name no term of the books: a term the text names is found by
+	// its name already
+	named, namedKeys := map[string]bool{}, map[string]bool{}
+	for _, m := range lx.find(tokenize(text)) {
+		namedKeys[m.key] = true
+		for _, st := range strings.Fields(m.key) {
+			named[st] = true
+		}
+	}
+	q := map[string]bool{}
+	for _, t := range words.Content(text) {
+		if !named[t] {
+			q[t] = true
+		}
+	}
+	type hit struct {
+		key   string
+		score float64
+	}
+	score := map[string]float64{}
+	for t := range q {
+		for _, key := range lx.DefinedBy[t] {
+			if !namedKeys[key] {
+				score[key] += lx.IDF(t)
+			}
+		}
+	}
+	var hits []hit
+	for key, s := range score {
+		hits = append(hits, hit{key, s / math.Sqrt(float64(len(lx.Defined[key])+1))})
+	}
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.key, b.key)) })
+	var out []Mention
+	for _, h := range hits[:min(n, len(hits))] {
+		e := lx.Terms[h.key]
+		out = append(out, Mention{Key: h.key, Text: e.Name, Spec: e.Spec, Defs: e.Defs})
+	}
+	return out
+}
+
+// Tokens returns the content words of a passage of the library, in order.
+func (lx *Lexicon) Tokens(n int) []Token { return lx.tokens(n) }
