@@ -148,7 +148,13 @@ func start(t testing.TB, mod func(*config.Config)) *harness {
 // bot's options.
 func startWith(t testing.TB, mod func(*config.Config), ans commands.Answerer, opts ...func(*bot.Options)) *harness {
 	t.Helper()
-	fd := fakediscord.New(t)
+	return startOn(t, fakediscord.New(t), mod, ans, opts...)
+}
+
+// startOn runs the bot against a running fake Discord (a second bot on the same fake is a
+// restart).
+func startOn(t testing.TB, fd *fakediscord.Server, mod func(*config.Config), ans commands.Answerer, opts ...func(*bot.Options)) *harness {
+	t.Helper()
 	cfg := config.Config{
 		DiscordToken: "test-token", DiscordAPIURL: fd.APIURL(), DiscordGuildID: fakediscord.GuildID,
 		AnswerTimeout: 20 * time.Second, ShutdownTimeout: 5 * time.Second,
