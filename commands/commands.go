@@ -1,7 +1,9 @@
 // Package commands holds caprag's Discord commands as data (Definitions) and their handlers:
-// /rule with live hop progress, cited answers, buttons and thread follow-ups, and /books. It
-// declares the small Responder it needs from Discord and the Answerer it needs from rag, so it
-// is tested without either.
+// /rule with live hop progress, cited answers, buttons and thread follow-ups, and /books list,
+// add and remove for a server's own library. Every question reads the library of the server it
+// comes from (with the shared books); players' and servers' questions are rate-limited. It
+// declares the small interfaces it needs — Responder from Discord, Answerer from rag, Librarian
+// for uploads and Memory for what survives a restart — so it is tested without any of them.
 package commands
 
 import (

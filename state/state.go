@@ -180,30 +180,22 @@ func (d *DB) open(readOnly bool) (*bolt.DB, error) {
 	return db, err
 }
 
-// update runs fn in a read-write transaction.
-func (d *DB) update(fn func(*bolt.Tx) error) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	db, err := d.open(false)
-	if err != nil {
-		return err
-	}
-	err = db.Update(fn)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// update runs fn in a read-write transaction; view in a read-only one.
+func (d *DB) update(fn func(*bolt.Tx) error) error { return d.tx(false, fn) }
+func (d *DB) view(fn func(*bolt.Tx) error) error   { return d.tx(true, fn) }
 
-// view runs fn in a read-only transaction.
-func (d *DB) view(fn func(*bolt.Tx) error) error {
+func (d *DB) tx(readOnly bool, fn func(*bolt.Tx) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	db, err := d.open(true)
+	db, err := d.open(readOnly)
 	if err != nil {
 		return err
 	}
-	err = db.View(fn)
+	if readOnly {
+		err = db.View(fn)
+	} else {
+		err = db.Update(fn)
+	}
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}

@@ -89,21 +89,12 @@ func runBooks(ctx context.Context, a *app, args []string) error {
 
 // listLibraries lists the books of every library: the shared one, then each server's.
 func listLibraries(ctx context.Context, a *app, asJSON bool) error {
-	shared, err := a.openStore(ctx, nil)
-	if err != nil {
-		return err
-	}
-	books, err := shared.Books(ctx)
-	shared.Close()
-	if err != nil {
-		return err
-	}
-	all := append([]rag.BookInfo{}, books...)
 	servers, err := store.ListLibraries(ctx, a.cfg)
 	if err != nil {
 		return err
 	}
-	for _, id := range servers {
+	all := []rag.BookInfo{}
+	for _, id := range append([]string{store.SharedLibrary}, servers...) {
 		s, err := a.openLibrary(ctx, id, nil)
 		if err != nil {
 			return err
