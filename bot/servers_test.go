@@ -281,6 +281,9 @@ func TestABookUploadedInOneServerStaysThere(t *testing.T) {
 		if strings.Contains(string(r.Body), "acid") || strings.Contains(string(r.Body), "Flumph Codex") {
 			t.Fatalf("a follow-up from B read A's answer: %s", r.Body)
 		}
+		if r.Method == "PATCH" && !strings.Contains(string(r.Body), "no longer remember") {
+			t.Fatalf("a follow-up from B for A's answer: %s", r.Body)
+		}
 	}
 
 	// /books remove: a player is refused; the admin removes A's book, and A no longer finds it.

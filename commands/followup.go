@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -132,6 +133,11 @@ func (h *Handler) modal(ctx context.Context, r Responder, i *discordgo.Interacti
 		return fmt.Errorf("follow-up: defer: %w", err)
 	}
 	threadID, c, err := h.thread(ctx, r, libraryOf(i), i.ChannelID, msgID)
+	if errors.Is(err, errUnknownAnswer) {
+		text := "⚠️ " + forgotten
+		_, _ = r.EditResponse(ctx, i, &discordgo.WebhookEdit{Content: &text, AllowedMentions: noPings()})
+		return nil
+	}
 	if err != nil {
 		text := "⚠️ I could not start a thread for the follow-up (does the bot have the Create Public Threads permission?)."
 		_, _ = r.EditResponse(ctx, i, &discordgo.WebhookEdit{Content: &text, AllowedMentions: noPings()})
@@ -161,7 +167,7 @@ func (h *Handler) thread(ctx context.Context, r Responder, library, channelID, m
 		return "", nil, err
 	}
 	if !ok || rec.Library != library {
-		return "", nil, fmt.Errorf("answer %s is not known", msgID)
+		return "", nil, fmt.Errorf("answer %s: %w", msgID, errUnknownAnswer)
 	}
 	if rec.ThreadID != "" {
 		if t, ok, err := h.mem.Thread(ctx, rec.ThreadID); err != nil || ok {
@@ -182,6 +188,9 @@ func (h *Handler) thread(ctx context.Context, r Responder, library, channelID, m
 	}
 	return th.ID, &t, nil
 }
+
+// errUnknownAnswer: the answer a follow-up is for is not known (too old, or of another server).
+var errUnknownAnswer = errors.New("the answer is not known")
 
 // addTurn adds a question and its answer to a thread's history, keeping the last maxTurns.
 func (h *Handler) addTurn(ctx context.Context, threadID string, turn rag.Turn) error {
