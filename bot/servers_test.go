@@ -494,3 +494,32 @@ func TestQuestionsWhileABigBookIsAdded(t *testing.T) {
 	}
 	t.Logf("50 questions answered in %s, the PDF still being added when the last was answered: %v; %s", elapsed.Round(time.Millisecond), !pdfDone, got)
 }
+
+// TestBooksIngestedBesideTheBotReachIt: a book another process stores in a server's library
+// (as `caprag ingest --server ID` does) is answered from by the running bot, without a restart.
+func TestBooksIngestedBesideTheBotReachIt(t *testing.T) {
+	fd := fakediscord.New(t)
+	dir := t.TempDir()
+	s := startServers(t, fd, dir, 1<<20, nil)
+	q := "What happens in the flumph pit?"
+	if a, _ := s.ask(t, player(guildA), chanA, q); strings.Contains(shown(a), "Flumph Codex") {
+		t.Fatal("found before it was ingested")
+	}
+	ctx := context.Background()
+	cli, err := store.OpenLibrary(ctx, config.Config{DataDir: dir, VectorStore: "embedded", EmbeddingsProvider: "local", SearchMode: "auto"}, guildA, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ingest.LoadBytes(ctx, "Flumph Codex.md", []byte(codexA), ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.ReplaceBook(ctx, *b); err != nil {
+		t.Fatal(err)
+	}
+	cli.Close()
+	time.Sleep(1100 * time.Millisecond) // the refresh interval of startServers
+	if a, _ := s.ask(t, player(guildA), chanA, q); !strings.Contains(shown(a), "Flumph Codex") {
+		t.Fatalf("the running bot does not answer from the book ingested beside it:\n%s", shown(a))
+	}
+}
