@@ -50,13 +50,19 @@ func CheckLibrary(id string) error {
 // when a scope that holds them is taken and its library was last checked more than the refresh
 // interval ago.
 type Libraries struct {
-	open    func(ctx context.Context, library string) (Store, error)
-	list    func(ctx context.Context) ([]string, error)
+	open func(ctx context.Context, library string) (Store, error)
+	list func(ctx context.Context) ([]string, error)
+	// exists reports whether a server's library holds anything yet (nil: always); a scope
+	// does not open one that does not, so that a question creates nothing (no folder, no
+	// collection).
+	exists  func(ctx context.Context, library string) (bool, error)
+	closers []func() error
 	refresh time.Duration
 	now     func() time.Time
 
 	mu       sync.Mutex
 	libs     map[string]*library
+	absent   map[string]time.Time // library → when it was last found not to exist
 	fallback Store
 	lexicons lexicons
 }
@@ -135,6 +141,19 @@ func OpenLibraries(ctx context.Context, cfg config.Config, lo LibrariesOptions) 
 			return s, nil
 		}
 		l.list = func(ctx context.Context) ([]string, error) { return chromaLibraries(ctx, co) }
+		client, err := chroma.NewHTTPClient(chroma.WithBaseURL(co.URL), chroma.WithDatabaseAndTenant(co.Database, co.Tenant))
+		if err != nil {
+			return nil, fmt.Errorf("Chroma client for %s: %w", co.URL, err)
+		}
+		l.closers = append(l.closers, client.Close)
+		l.exists = func(ctx context.Context, lib string) (bool, error) {
+			cols, err := client.ListCollections(ctx, chroma.ListWithLimit(100000))
+			if err != nil {
+				return false, fmt.Errorf("listing the collections of the Chroma server at %s: %w", co.URL, err)
+			}
+			name := LibraryCollection(co.Collection, lib)
+			return slices.ContainsFunc(cols, func(c chroma.Collection) bool { return c.Name() == name }), nil
+		}
 	case "embedded", "":
 		l.open = func(ctx context.Context, lib string) (Store, error) {
 			s, err := OpenEmbedded(ctx, LibraryDir(cfg.DataDir, lib), opts)
@@ -144,6 +163,10 @@ func OpenLibraries(ctx context.Context, cfg config.Config, lo LibrariesOptions) 
 			return s, nil
 		}
 		l.list = func(context.Context) ([]string, error) { return folderLibraries(cfg.DataDir) }
+		l.exists = func(_ context.Context, lib string) (bool, error) {
+			_, err := os.Stat(filepath.Join(LibraryDir(cfg.DataDir, lib), storeFile))
+			return err == nil, nil
+		}
 	default:
 		return nil, fmt.Errorf("VECTOR_STORE=%q is not valid: accepted values are embedded, chroma", cfg.VectorStore)
 	}
@@ -290,7 +313,44 @@ func (l *Libraries) Close() error {
 			errs = append(errs, lib.s.Close())
 		}
 	}
+	for _, c := range l.closers {
+		errs = append(errs, c())
+	}
 	return errors.Join(errs...)
+}
+
+// present reports whether a server's library is open or exists; a library found absent is looked
+// for again after the refresh interval (at once without one).
+func (l *Libraries) present(ctx context.Context, id string) (bool, error) {
+	if l.exists == nil {
+		return true, nil
+	}
+	l.mu.Lock()
+	_, open := l.libs[id]
+	at, absent := l.absent[id]
+	recent := absent && l.refresh > 0 && l.now().Sub(at) < l.refresh
+	l.mu.Unlock()
+	if open {
+		return true, nil
+	}
+	if recent {
+		return false, nil
+	}
+	ok, err := l.exists(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	l.mu.Lock()
+	if l.absent == nil {
+		l.absent = map[string]time.Time{}
+	}
+	if ok {
+		delete(l.absent, id)
+	} else {
+		l.absent[id] = l.now()
+	}
+	l.mu.Unlock()
+	return ok, nil
 }
 
 // refreshed returns a library's store, read again first when another process may have changed
@@ -339,6 +399,15 @@ func (l *Libraries) scope(ctx context.Context, id string) (*Scope, error) {
 	}
 	sc := &Scope{library: id, lexicons: &l.lexicons}
 	for _, lid := range ids {
+		if lid != SharedLibrary {
+			ok, err := l.present(ctx, lid)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
 		s, err := l.refreshed(ctx, lid)
 		if err != nil {
 			return nil, err

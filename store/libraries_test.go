@@ -110,6 +110,10 @@ func TestLibrariesAreScoped(t *testing.T) {
 			if va == vb || v3 != v4 || v3 == va {
 				t.Errorf("versions: A %q B %q, two servers without books %q %q", va, vb, v3, v4)
 			}
+			// A question of a server without books creates nothing (no folder, no collection).
+			if ok, err := l.exists(ctx, "333"); ok || err != nil {
+				t.Errorf("the scope of a server without books created its library (%v)", err)
+			}
 			ids, err := l.List(ctx)
 			if err != nil || strings.Join(ids, ",") != "111,222" {
 				t.Errorf("libraries listed: %v %v", ids, err)
