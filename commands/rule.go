@@ -247,7 +247,7 @@ func (h *Handler) errorText(ctx context.Context, err error, a ask) string {
 		}
 		return "⚠️ I found nothing about that in " + where + ". Try other words, or see the books in the `book` option of /rule."
 	case errors.Is(err, rag.ErrEmbedderMismatch):
-		return "⚠️ The books must be loaded again before I can search them (the search model changed). Ask the GM to run `caprag ingest`."
+		return "⚠️ The books must be loaded again before I can search them (the search model changed). Ask the GM to run `caprag ingest --reindex`."
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		return fmt.Sprintf("⚠️ Answering took longer than %s, so I gave up. Try again, or ask something narrower.", h.opt.AnswerTimeout)
 	case errors.Is(err, context.Canceled):

@@ -127,6 +127,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("%s is not set: accepted values are %s", e.Var, e.Accepted)
+	}
 	return fmt.Sprintf("%s=%q is not valid: accepted values are %s", e.Var, e.Value, e.Accepted)
 }
 
@@ -270,13 +273,30 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ErrNoDiscordToken is returned by RequireDiscord when DISCORD_TOKEN is empty.
-var ErrNoDiscordToken = errors.New("DISCORD_TOKEN is not set: create a bot in the Discord developer portal and set DISCORD_TOKEN to its token (see README, \"Running the bot\")")
+// ErrNoDiscordToken is returned by RequireDiscord when DISCORD_TOKEN is empty: a bad setting
+// (exit status 2), like every *Error.
+var ErrNoDiscordToken = &Error{Var: "DISCORD_TOKEN", Value: "", Accepted: "the token of a bot created in the Discord developer portal (see README, \"Running the bot\")"}
 
 // RequireDiscord checks the settings only the bot needs.
 func (c Config) RequireDiscord() error {
 	if strings.TrimSpace(c.DiscordToken) == "" {
 		return ErrNoDiscordToken
+	}
+	return nil
+}
+
+// RequireModel checks the settings a language model needs: the key (or, for OpenAI-compatible
+// servers, the base URL) of the chosen provider. The offline models need none.
+func (c Config) RequireModel() error {
+	switch c.LLMProvider {
+	case "openai":
+		if c.OpenAIAPIKey == "" && c.OpenAIBaseURL == "" {
+			return &Error{Var: "OPENAI_API_KEY", Value: "", Accepted: "an OpenAI API key with LLM_PROVIDER=openai (or OPENAI_BASE_URL for a local OpenAI-compatible server such as Ollama, vLLM or LM Studio)"}
+		}
+	case "anthropic":
+		if c.AnthropicAPIKey == "" {
+			return &Error{Var: "ANTHROPIC_API_KEY", Value: "", Accepted: "an Anthropic API key with LLM_PROVIDER=anthropic"}
+		}
 	}
 	return nil
 }

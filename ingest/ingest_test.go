@@ -144,6 +144,7 @@ func TestReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	AddRefs(b.Passages)
 	got := map[string]bool{}
 	for _, p := range b.Passages {
 		for _, r := range p.Refs {

@@ -276,7 +276,6 @@ func load(ctx context.Context, path string, data []byte, opt Options) (*Book, er
 	if len(book.Passages) == 0 && !noText {
 		return nil, fmt.Errorf("%s: %w", path, ErrEmpty)
 	}
-	AddRefs(book.Passages)
 	opt.report(Progress{File: path, Page: book.Pages, Pages: book.Pages, Passages: len(book.Passages)})
 	if noText {
 		return book, fmt.Errorf("%s: %w", path, ErrNoText)

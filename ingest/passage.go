@@ -40,8 +40,8 @@ type Passage struct {
 	Text string
 	// Parent is the parent text: the surrounding section, bounded in size.
 	Parent string
-	// Refs are the outgoing references found in the parent text at ingest (page references and
-	// "see X" phrases). Mentions of other sections' titles depend on the whole library and are
-	// added by the store.
+	// Refs are the outgoing references of the child's text, set by AddRefs (page references,
+	// "see X" phrases, mentions of the book's own titles). Loading leaves them empty: the store
+	// derives its references per parent and across the whole library itself.
 	Refs []passage.Reference
 }

@@ -3,9 +3,11 @@ package lexicon
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/caprag/caprag/passage"
@@ -37,6 +39,9 @@ type Lexicon struct {
 	// sentence holds it (see Bridge).
 	Defined   map[string][]string
 	DefinedBy map[string][]string
+
+	bookFirst map[string][]int // namedBook: the parts whose book's name starts with a word
+	bookNames [][]string
 }
 
 // DocRef locates a passage of the library.
@@ -100,10 +105,11 @@ func Link(parts []Part) *Lexicon {
 		}
 	}
 	lx.N = len(lx.Docs)
+	lx.indexBookNames()
 	lx.defineTerms()
 	mentions := make([][]mention, lx.N)
+	eachDoc(lx.N, func(n int) { mentions[n] = lx.find(lx.tokens(n)) })
 	for n := range lx.Docs {
-		mentions[n] = lx.find(lx.tokens(n))
 		seen := map[string]bool{}
 		for _, m := range mentions[n] {
 			if !seen[m.key] {
@@ -130,14 +136,10 @@ func Link(parts []Part) *Lexicon {
 		for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
 			lx.index(key)
 		}
-		for n := range lx.Docs {
-			mentions[n] = lx.find(lx.tokens(n))
-		}
+		eachDoc(lx.N, func(n int) { mentions[n] = lx.find(lx.tokens(n)) })
 	}
 	lx.Edges = make([][]Edge, lx.N)
-	for n := range lx.Docs {
-		lx.Edges[n] = lx.link(n, mentions[n])
-	}
+	eachDoc(lx.N, func(n int) { lx.Edges[n] = lx.link(n, mentions[n]) })
 	lx.Defined, lx.DefinedBy = map[string][]string{}, map[string][]string{}
 	for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
 		if e := lx.Terms[key]; e.Kind <= RunIn && len(e.Defs) == 1 {
@@ -150,6 +152,23 @@ func Link(parts []Part) *Lexicon {
 		}
 	}
 	return lx
+}
+
+// eachDoc runs f for every passage number below n, spread over the cores: f only reads the
+// lexicon and writes its own passage's slot.
+func eachDoc(n int, f func(int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Doc returns a passage of the library by number.
@@ -216,16 +235,28 @@ func (lx *Lexicon) defineTerms() {
 			}
 		}
 		var kept []def
+		sects := map[string]bool{}
 		for _, d := range ds {
-			if d.t.Kind != strongest[lx.Docs[d.doc].Book] || slices.ContainsFunc(kept, func(o def) bool { return o.sect == d.sect }) {
+			if d.t.Kind != strongest[lx.Docs[d.doc].Book] || sects[d.sect] {
 				continue
 			}
+			sects[d.sect] = true
 			kept = append(kept, d)
 		}
 		// "Milestones" in "Defining Milestones" and in its subsection "Minor Milestones": the
-		// general section is the one a mention names.
+		// general section is the one a mention names (one of its ancestors is kept too).
 		kept = slices.DeleteFunc(kept, func(d def) bool {
-			return slices.ContainsFunc(kept, func(o def) bool { return o.sect != d.sect && strings.HasPrefix(d.sect, o.sect+" > ") })
+			for i := 0; i < len(d.sect); {
+				j := strings.Index(d.sect[i:], " > ")
+				if j < 0 {
+					return false
+				}
+				if sects[d.sect[:i+j]] {
+					return true
+				}
+				i += j + 3
+			}
+			return false
 		})
 		if len(kept) == 0 || len(kept) > maxDefiners {
 			continue
@@ -404,38 +435,55 @@ func (lx *Lexicon) link(n int, ms []mention) []Edge {
 }
 
 // namedBook returns the part whose book a reference's words name, or -1. A book is named by
-// its name's words, capitalised as a title ("Fate Core" for fate-core).
+// its name's words, capitalised as a title ("Fate Core" for fate-core); of several, the longest
+// name, and of names as long, the later part.
 func (lx *Lexicon) namedBook(s string) int {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	best, bestLen := -1, 0
-	for pi, p := range lx.Parts {
-		name := words.Split(p.Book)
-		if len(name) == 0 || len(name) < bestLen {
+	for i, f := range fields {
+		if !capitalised(f) {
 			continue
 		}
-		if titled(s, name) {
-			best, bestLen = pi, len(name)
+		for _, pi := range lx.bookFirst[strings.ToLower(f)] {
+			name := lx.bookNames[pi]
+			if len(name) < bestLen || i+len(name) > len(fields) || len(name) == bestLen && pi < best {
+				continue
+			}
+			if titledAt(fields, i, name) {
+				best, bestLen = pi, len(name)
+			}
 		}
 	}
 	return best
 }
 
-// titled reports whether s holds the words ws in a row, each capitalised.
-func titled(s string, ws []string) bool {
-	fields := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	for i := 0; i+len(ws) <= len(fields); i++ {
-		ok := true
-		for j, w := range ws {
-			f := fields[i+j]
-			if strings.ToLower(f) != w || !unicode.IsUpper([]rune(f)[0]) && !unicode.IsDigit([]rune(f)[0]) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return true
+// indexBookNames splits the books' names once for the library, by their first word.
+func (lx *Lexicon) indexBookNames() {
+	lx.bookFirst = map[string][]int{}
+	lx.bookNames = make([][]string, len(lx.Parts))
+	for pi, p := range lx.Parts {
+		name := words.Split(p.Book)
+		lx.bookNames[pi] = name
+		if len(name) > 0 {
+			lx.bookFirst[name[0]] = append(lx.bookFirst[name[0]], pi)
 		}
 	}
-	return false
+}
+
+// capitalised reports whether a word starts with a capital or a digit.
+func capitalised(f string) bool {
+	r := []rune(f)[0]
+	return unicode.IsUpper(r) || unicode.IsDigit(r)
+}
+
+// titledAt reports whether fields from i on are the words ws, each capitalised.
+func titledAt(fields []string, i int, ws []string) bool {
+	for j, w := range ws {
+		if f := fields[i+j]; strings.ToLower(f) != w || !capitalised(f) {
+			return false
+		}
+	}
+	return true
 }
 
 // resolve turns an explicit reference into edges.

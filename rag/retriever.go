@@ -60,6 +60,9 @@ type SearchOptions struct {
 	K int
 	// Books restricts the search to these books (case-insensitive names); empty means all.
 	Books []string
+	// NoRefs asks for documents without their references (Refs left empty): a caller that only
+	// lists passages spares the retriever linking the library's references.
+	NoRefs bool
 }
 
 // Retriever finds the passages that best match a query.
@@ -82,9 +85,10 @@ type ReferenceResolver interface {
 	Resolve(ctx context.Context, from Document, ref Reference, opts SearchOptions) ([]Document, error)
 }
 
-// ErrEmbedderMismatch is wrapped by retrieval errors when the index was built by another
-// embedder than the configured one: the books must be ingested again.
-var ErrEmbedderMismatch = errors.New("the books were indexed with a different embedder; ingest them again")
+// ErrEmbedderMismatch is wrapped by retrieval errors when a search reads vectors that another
+// embedder than the configured one made: the books must be embedded again
+// (`caprag ingest --reindex`).
+var ErrEmbedderMismatch = errors.New("the books were embedded with a different embedder; embed them again")
 
 // TitleFinder finds the section titles a text names (a question that names a rule). Resolvers may
 // implement it; the multi-hop strategy then fetches the rules a question names in its first hop.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,7 +9,9 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -37,17 +40,21 @@ const embedderKey = "caprag_embedder"
 const chromaBatch = 500
 
 // Chroma is the store on a Chroma server. The collection holds the child chunks with our
-// embeddings, their parent text and where they come from; the passages' text is also loaded into
-// memory at open, for BM25 and reference links.
+// embeddings, their parent text and where they come from; at open the passages' text (never
+// their vectors: vector search runs on the server) is read into segments, for BM25 and
+// reference links.
 type Chroma struct {
 	*index
 	client   chroma.Client
 	col      chroma.Collection
 	url      string
+	name     string
+	embedder string // the embedder the collection's vectors were made with
 	lockPath string
 	lockOpt  LockOptions
 	// published is the books' version last read from or written to the collection's metadata
-	// (refresh.go); x.mu guards it.
+	// (refresh.go); pmu guards it.
+	pmu       sync.Mutex
 	published string
 }
 
@@ -80,39 +87,40 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 	if err != nil {
 		return nil, fmt.Errorf("Chroma client for %s: %w", co.URL, err)
 	}
-	c := &Chroma{client: client, url: co.URL}
+	c := &Chroma{client: client, url: co.URL, name: co.Collection}
 	if co.LockDir != "" {
 		c.lockPath = chromaLockPath(co.LockDir, co)
 		c.lockOpt = LockOptions{Timeout: opts.LockTimeout, Waiting: opts.Waiting}
 	}
-	col, err := client.GetOrCreateCollection(ctx, co.Collection,
-		chroma.WithEmbeddingFunctionCreate(efAdapter{opts.Embedder}),
-		chroma.WithDisableEFConfigStorage(),
-		chroma.WithHNSWSpaceCreate(chromaemb.COSINE),
-		chroma.WithCollectionMetadataCreate(chroma.NewMetadata(chroma.NewStringAttribute(embedderKey, opts.Embedder.ID()))),
-	)
+	col, err := c.create(ctx, opts.Embedder)
 	if err != nil {
 		client.Close()
 		return nil, c.wrap("opening the collection "+co.Collection, err)
 	}
 	c.col = col
 	c.index = newIndex(opts.Embedder, opts.Mode, c)
+	c.embedder = opts.Embedder.ID()
+	if id, ok := col.Metadata().GetString(embedderKey); ok {
+		c.embedder = id
+	}
 	// Read under a shared lock: a writer on this machine never shows half a book.
-	err = c.locked(ctx, Shared, func() error { return c.load(ctx) })
-	if err != nil {
+	if err := c.locked(ctx, Shared, func() error { return c.load(ctx) }); err != nil {
 		client.Close()
 		return nil, err
 	}
-	if c.lockPath != "" {
-		c.beginWrite = c.lockForWrite
-	}
+	c.beginWrite = c.lockForWrite
 	c.published, _ = col.Metadata().GetString(versionKey)
-	c.onChange = c.publish
-	if id, ok := col.Metadata().GetString(embedderKey); ok && id != opts.Embedder.ID() && len(c.entries) > 0 {
-		client.Close()
-		return nil, fmt.Errorf("the books in Chroma collection %q were indexed with %s, the settings ask for %s: %w", co.Collection, id, opts.Embedder.ID(), rag.ErrEmbedderMismatch)
-	}
 	return c, nil
+}
+
+// create opens the collection, creating it for vectors of emb when it is missing.
+func (c *Chroma) create(ctx context.Context, emb embed.Embedder) (chroma.Collection, error) {
+	return c.client.GetOrCreateCollection(ctx, c.name,
+		chroma.WithEmbeddingFunctionCreate(efAdapter{emb}),
+		chroma.WithDisableEFConfigStorage(),
+		chroma.WithHNSWSpaceCreate(chromaemb.COSINE),
+		chroma.WithCollectionMetadataCreate(chroma.NewMetadata(chroma.NewStringAttribute(embedderKey, emb.ID()))),
+	)
 }
 
 // wrap says what failed in the user's words, naming the server.
@@ -146,8 +154,12 @@ func (c *Chroma) locked(ctx context.Context, mode LockMode, f func() error) erro
 }
 
 // lockForWrite takes the collection's writer lock and reads the collection again, so that a
-// change is made to what other processes have written meanwhile.
+// change is made to what other processes have written meanwhile. When the change is done, its
+// version is published in the collection's metadata (refresh.go) before the lock is released.
 func (c *Chroma) lockForWrite(ctx context.Context) (func(), error) {
+	if c.lockPath == "" {
+		return func() { c.publish(ctx) }, nil
+	}
 	l, err := Lock(ctx, c.lockPath, Exclusive, c.lockOpt)
 	if err != nil {
 		return nil, fmt.Errorf("writing the books: %w", err)
@@ -156,51 +168,82 @@ func (c *Chroma) lockForWrite(ctx context.Context) (func(), error) {
 		l.Unlock()
 		return nil, err
 	}
-	return func() { l.Unlock() }, nil
+	return func() { c.publish(ctx); l.Unlock() }, nil
 }
 
-// load reads every record of the collection into the index.
+// load reads every record's text and metadata (not its vector) into one segment per book.
 func (c *Chroma) load(ctx context.Context) error {
-	entries := map[string]*entry{}
+	byBook := map[string]*ingest.Book{}
 	for offset := 0; ; offset += chromaBatch {
-		res, err := c.col.Get(ctx, chroma.WithInclude(chroma.IncludeDocuments, chroma.IncludeMetadatas, chroma.IncludeEmbeddings), chroma.WithLimit(chromaBatch), chroma.WithOffset(offset))
+		res, err := c.col.Get(ctx, chroma.WithInclude(chroma.IncludeDocuments, chroma.IncludeMetadatas), chroma.WithLimit(chromaBatch), chroma.WithOffset(offset))
 		if err != nil {
 			return c.wrap("reading the passages", err)
 		}
-		ids, docs, metas, embs := res.GetIDs(), res.GetDocuments(), res.GetMetadatas(), res.GetEmbeddings()
+		ids, docs, metas := res.GetIDs(), res.GetDocuments(), res.GetMetadatas()
 		for i, id := range ids {
-			e := &entry{P: ingest.Passage{ID: string(id)}}
+			p := ingest.Passage{ID: string(id)}
 			if i < len(docs) && docs[i] != nil {
-				e.P.Text = docs[i].ContentString()
+				p.Text = docs[i].ContentString()
 			}
 			if i < len(metas) && metas[i] != nil {
 				m := metas[i]
-				e.P.Book, _ = m.GetString("book")
-				e.P.Section, _ = m.GetString("section")
-				e.P.Source, _ = m.GetString("source")
-				e.P.ParentID, _ = m.GetString("parent_id")
-				e.P.Parent, _ = m.GetString("parent")
+				p.Book, _ = m.GetString("book")
+				p.Section, _ = m.GetString("section")
+				p.Source, _ = m.GetString("source")
+				p.ParentID, _ = m.GetString("parent_id")
+				p.Parent, _ = m.GetString("parent")
 				page, _ := m.GetInt("page")
 				pos, _ := m.GetInt("position")
-				e.P.Page, e.P.Position = int(page), int(pos)
+				p.Page, p.Position = int(page), int(pos)
 			}
-			if i < len(embs) && embs[i] != nil {
-				e.Vec = embs[i].ContentAsFloat32()
+			b := byBook[p.Book]
+			if b == nil {
+				b = &ingest.Book{Name: p.Book}
+				byBook[p.Book] = b
 			}
-			entries[e.P.ID] = e
+			b.Passages = append(b.Passages, p)
 		}
 		if len(ids) < chromaBatch {
 			break
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.entries = entries
-	c.rebuild()
+	var ready []*built
+	for _, b := range byBook {
+		slices.SortFunc(b.Passages, func(x, y ingest.Passage) int { return cmp.Compare(x.Position, y.Position) })
+		id, payload := encodeSegment(b.Name, b.Passages)
+		seg, err := decodeSegment(id, payload)
+		if err != nil {
+			return err
+		}
+		ready = append(ready, &built{seg: seg, payload: payload})
+	}
+	// Books another process removed are dropped from the view.
+	var gone []string
+	for _, sh := range c.cur.Load().shelves {
+		if byBook[sh.name] == nil {
+			gone = append(gone, sh.name)
+		}
+	}
+	// The records are on the server already: link the books without storing them again.
+	if err := c.apply(ctx, ready, gone, false); err != nil {
+		return err
+	}
+	for _, sh := range c.cur.Load().shelves {
+		sh.embedder = c.embedder
+	}
 	return nil
 }
 
 func (c *Chroma) put(ctx context.Context, es []entry) error {
+	if c.embedder != c.emb.ID() {
+		// One collection holds vectors of one embedder (and one length).
+		if len(c.cur.Load().shelves) > 0 {
+			return fmt.Errorf("the books in the Chroma collection were embedded with %s, the settings ask for %s: run `caprag ingest --reindex` first: %w", c.embedder, c.emb.ID(), rag.ErrEmbedderMismatch)
+		}
+		if err := c.embedderChanged(ctx, c.emb.ID()); err != nil {
+			return err
+		}
+	}
 	for start := 0; start < len(es); start += chromaBatch {
 		batch := es[start:min(len(es), start+chromaBatch)]
 		ids := make([]chroma.DocumentID, len(batch))
@@ -242,7 +285,10 @@ func (c *Chroma) del(ctx context.Context, ids []string) error {
 	return nil
 }
 
-func (c *Chroma) nearest(ctx context.Context, vec []float32, n int, books []string) ([]string, error) {
+func (c *Chroma) nearest(ctx context.Context, v *view, vec []float32, n int, books []string) ([]hit, error) {
+	if c.embedder != c.emb.ID() {
+		return nil, fmt.Errorf("the books in the Chroma collection were embedded with %s, the settings ask for %s (run `caprag ingest --reindex`): %w", c.embedder, c.emb.ID(), rag.ErrEmbedderMismatch)
+	}
 	opts := []chroma.CollectionQueryOption{
 		chroma.WithQueryEmbeddings(chromaemb.NewEmbeddingFromFloat32(vec)),
 		chroma.WithNResults(n),
@@ -252,9 +298,9 @@ func (c *Chroma) nearest(ctx context.Context, vec []float32, n int, books []stri
 		// Book names are matched case-insensitively by the index; ask Chroma for the stored names.
 		var names []string
 		f := bookFilter(books)
-		for name := range c.bookCounts {
-			if f.ok(name) {
-				names = append(names, name)
+		for _, sh := range v.shelves {
+			if f.ok(sh.name) {
+				names = append(names, sh.name)
 			}
 		}
 		if len(names) == 0 {
@@ -266,13 +312,39 @@ func (c *Chroma) nearest(ctx context.Context, vec []float32, n int, books []stri
 	if err != nil {
 		return nil, c.wrap("searching", err)
 	}
-	var ids []string
+	var hits []hit
 	for _, g := range res.GetIDGroups() {
 		for _, id := range g {
-			ids = append(ids, string(id))
+			if i, ok := v.byID(string(id)); ok {
+				hits = append(hits, hit{g: i})
+			}
 		}
 	}
-	return ids, nil
+	return hits, nil
+}
+
+// replaceAll creates the collection again (its vectors' length is fixed when it is first
+// filled) and stores es, whose vectors embedder made. Every vector is computed before the old
+// collection is dropped.
+func (c *Chroma) replaceAll(ctx context.Context, es []entry, embedder string) error {
+	if err := c.client.DeleteCollection(ctx, c.name); err != nil {
+		return c.wrap("dropping the collection "+c.name, err)
+	}
+	col, err := c.create(ctx, c.emb)
+	if err != nil {
+		return c.wrap("creating the collection "+c.name, err)
+	}
+	c.col, c.embedder = col, embedder
+	return c.put(ctx, es)
+}
+
+// embedderChanged records in the collection's metadata which embedder made its vectors.
+func (c *Chroma) embedderChanged(ctx context.Context, id string) error {
+	if err := c.col.ModifyMetadata(ctx, chroma.NewMetadata(chroma.NewStringAttribute(embedderKey, id))); err != nil {
+		return c.wrap("recording the embedder", err)
+	}
+	c.embedder = id
+	return nil
 }
 
 func (c *Chroma) close() error { return c.client.Close() }

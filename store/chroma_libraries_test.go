@@ -14,8 +14,10 @@ import (
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/evalset"
+	"github.com/caprag/caprag/ingest"
 	"github.com/caprag/caprag/internal/chromatest"
 	"github.com/caprag/caprag/internal/testenv"
+	"github.com/caprag/caprag/passage"
 )
 
 // TestChromaLibraryLayouts measures the two ways a Chroma server can keep per-server libraries,
@@ -40,6 +42,7 @@ func TestChromaLibraryLayouts(t *testing.T) {
 	}
 	// Per library: each library a store (collection) of its own, as Libraries keeps them.
 	per := map[string]*Chroma{}
+	parts := map[string][]ingest.Book{}
 	base := fmt.Sprintf("layout-%d", collections.Add(1))
 	for i, lib := range append([]string{SharedLibrary}, servers...) {
 		c, err := OpenChroma(ctx, ChromaOptions{URL: srv.URL, Collection: LibraryCollection(base, lib), Tenant: "default_tenant", Database: "default_database"}, Options{Embedder: emb, Mode: Vector})
@@ -53,6 +56,7 @@ func TestChromaLibraryLayouts(t *testing.T) {
 		}
 		fill(t, c, part)
 		per[lib] = c
+		parts[lib] = part
 	}
 	// One collection: every entry with its library in metadata.
 	client, err := chroma.NewHTTPClient(chroma.WithBaseURL(srv.URL), chroma.WithDatabaseAndTenant("default_database", "default_tenant"))
@@ -64,17 +68,28 @@ func TestChromaLibraryLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for lib, c := range per {
-		es := c.order
-		for lo := 0; lo < len(es); lo += chromaBatch {
-			batch := es[lo:min(len(es), lo+chromaBatch)]
+	for lib, bs := range parts {
+		var ps []ingest.Passage
+		for _, b := range bs {
+			ps = append(ps, b.Passages...)
+		}
+		for lo := 0; lo < len(ps); lo += chromaBatch {
+			batch := ps[lo:min(len(ps), lo+chromaBatch)]
 			ids := make([]chroma.DocumentID, len(batch))
 			metas := make([]chroma.DocumentMetadata, len(batch))
 			vecs := make([]chromaemb.Embedding, len(batch))
-			for i, e := range batch {
-				ids[i] = chroma.DocumentID(lib + "/" + e.P.ID)
+			texts := make([]string, len(batch))
+			for i, p := range batch {
+				texts[i] = passage.LastHeading(p.Section) + "\n" + p.Text // as the store embeds them
+			}
+			vs, err := emb.EmbedDocuments(ctx, texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range batch {
+				ids[i] = chroma.DocumentID(lib + "/" + p.ID)
 				metas[i] = chroma.NewDocumentMetadata(chroma.NewStringAttribute("library", "s"+lib))
-				vecs[i] = chromaemb.NewEmbeddingFromFloat32(e.Vec)
+				vecs[i] = chromaemb.NewEmbeddingFromFloat32(vs[i])
 			}
 			if err := one.Upsert(ctx, chroma.WithIDs(ids...), chroma.WithMetadatas(metas...), chroma.WithEmbeddings(vecs...)); err != nil {
 				t.Fatal(err)
@@ -92,7 +107,7 @@ func TestChromaLibraryLayouts(t *testing.T) {
 				start := time.Now()
 				g, gctx := errgroup.WithContext(ctx)
 				for _, l := range []string{SharedLibrary, lib} {
-					g.Go(func() error { _, err := per[l].nearest(gctx, vec, 50, nil); return err })
+					g.Go(func() error { _, err := per[l].nearest(gctx, per[l].cur.Load(), vec, 50, nil); return err })
 				}
 				if err := g.Wait(); err != nil {
 					t.Fatal(err)

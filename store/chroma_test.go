@@ -60,9 +60,36 @@ func TestChromaPersistsAndChecksTheEmbedder(t *testing.T) {
 	if len(books) != 1 || v2 != v || err != nil || len(docs) != 1 || !strings.Contains(docs[0].Text, "-6 penalty") {
 		t.Fatalf("reopened: books %+v, version %s/%s, docs %+v, %v", books, v, v2, docs, err)
 	}
-	_, err = OpenChroma(ctx, ChromaOptions{URL: chromatest.Shared(t).URL, Collection: "persist", Tenant: "default_tenant", Database: "default_database"}, Options{Embedder: embed.NewLocal(256)})
-	if !errors.Is(err, rag.ErrEmbedderMismatch) {
-		t.Fatalf("other embedder: %v, want ErrEmbedderMismatch", err)
+	// Another embedder: the books list and search by BM25; a search that reads vectors, or a
+	// new book, says to run --reindex; Reindex re-embeds the collection.
+	co := ChromaOptions{URL: chromatest.Shared(t).URL, Collection: "persist", Tenant: "default_tenant", Database: "default_database"}
+	other, err := OpenChroma(ctx, co, Options{Embedder: embed.NewLocal(256), Mode: Hybrid})
+	if err != nil {
+		t.Fatalf("opening with another embedder: %v", err)
+	}
+	defer other.Close()
+	if books, _ := other.Books(ctx); len(books) != 1 {
+		t.Fatalf("books with another embedder: %+v", books)
+	}
+	if _, err := other.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1}); !errors.Is(err, rag.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "--reindex") {
+		t.Fatalf("hybrid search with another embedder: %v, want ErrEmbedderMismatch saying --reindex", err)
+	}
+	if err := other.ReplaceBook(ctx, loadBook(t, "conditions", condMD)); !errors.Is(err, rag.ErrEmbedderMismatch) {
+		t.Fatalf("adding a book with another embedder: %v, want ErrEmbedderMismatch", err)
+	}
+	if n, err := other.Reindex(ctx, false, nil); err != nil || n != 1 {
+		t.Fatalf("Reindex = %d, %v", n, err)
+	}
+	if docs, err := other.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1}); err != nil || len(docs) != 1 {
+		t.Fatalf("hybrid search after Reindex: %+v, %v", docs, err)
+	}
+	again2, err := OpenChroma(ctx, co, Options{Embedder: embed.NewLocal(256), Mode: Hybrid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again2.Close()
+	if docs, err := again2.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1}); err != nil || len(docs) != 1 {
+		t.Fatalf("hybrid search after Reindex, reopened: %+v, %v", docs, err)
 	}
 }
 

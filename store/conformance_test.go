@@ -265,7 +265,7 @@ func TestEmbeddedStorePersistsAndChecksTheEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ReplaceBook(ctx, loadBook(t, "core", coreMD)); err != nil {
+	if err := s.ReplaceBooks(ctx, []ingest.Book{loadBook(t, "core", coreMD), loadBook(t, "conditions", condMD)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	v, _ := s.Version(ctx)
@@ -275,11 +275,51 @@ func TestEmbeddedStorePersistsAndChecksTheEmbedder(t *testing.T) {
 	}
 	v2, _ := s2.Version(ctx)
 	books, _ := s2.Books(ctx)
-	if v2 != v || len(books) != 1 {
+	if v2 != v || len(books) != 2 {
 		t.Fatalf("reopened store: version %s vs %s, books %+v", v2, v, books)
 	}
-	_, err = OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(256)})
-	if !errors.Is(err, rag.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "ingest") {
-		t.Fatalf("other embedder: %v, want ErrEmbedderMismatch saying to ingest again", err)
+	// Another embedder: the books still list, search by BM25 and can be removed; a search that
+	// reads vectors says how to embed them again, and --reindex does.
+	other := embed.NewLocal(256)
+	s3, err := OpenEmbedded(ctx, dir, Options{Embedder: other, Mode: Lexical})
+	if err != nil {
+		t.Fatalf("opening with another embedder: %v", err)
+	}
+	if docs, err := s3.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1}); err != nil || len(docs) != 1 {
+		t.Fatalf("lexical search with another embedder: %+v, %v", docs, err)
+	}
+	s4, err := OpenEmbedded(ctx, dir, Options{Embedder: other, Mode: Hybrid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s4.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1})
+	if !errors.Is(err, rag.ErrEmbedderMismatch) || !strings.Contains(err.Error(), "--reindex") {
+		t.Fatalf("hybrid search with another embedder: %v, want ErrEmbedderMismatch saying --reindex", err)
+	}
+	n, err := s4.Reindex(ctx, false, nil)
+	if err != nil || n != 2 {
+		t.Fatalf("Reindex = %d, %v; want 2 books", n, err)
+	}
+	s5, err := OpenEmbedded(ctx, dir, Options{Embedder: other, Mode: Hybrid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs, err := s5.Retrieve(ctx, "Rapid Strike", rag.SearchOptions{K: 1}); err != nil || len(docs) != 1 || docs[0].Section != "Combat > Rapid Strike" {
+		t.Fatalf("hybrid search after --reindex: %+v, %v", docs, err)
+	}
+	if err := s5.RemoveBook(ctx, "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s3.RemoveBook(ctx, "core"); err != nil { // an older handle sees the other's change
+		t.Fatal(err)
+	}
+	if books, _ := s5.Books(ctx); len(books) != 1 {
+		t.Fatalf("books before refresh: %+v", books)
+	}
+	if ok, err := s5.Refresh(ctx); !ok || err != nil {
+		t.Fatalf("Refresh = %v, %v", ok, err)
+	}
+	if books, _ := s5.Books(ctx); len(books) != 0 {
+		t.Fatalf("books after both removals: %+v", books)
 	}
 }

@@ -3,14 +3,16 @@ package store
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"maps"
+	"io/fs"
+	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
@@ -20,138 +22,554 @@ import (
 	"github.com/caprag/caprag/words"
 )
 
-// entry is one child passage with its vector.
+// entry is one child passage with its vector, as a backend stores it.
 type entry struct {
 	P   ingest.Passage
 	Vec []float32
 }
 
-// backend is where entries live: in memory (embedded store) or in a Chroma collection. The
-// index keeps every entry's text in memory either way, for BM25 and reference resolution.
+// backend is a server that keeps the passages and their vectors (Chroma). The embedded store
+// has none: its segments and vector files are the store.
 type backend interface {
 	// put stores entries (replacing those with the same IDs); del removes IDs.
 	put(ctx context.Context, es []entry) error
 	del(ctx context.Context, ids []string) error
-	// nearest returns up to n entry IDs most similar to vec, restricted to books when given.
-	nearest(ctx context.Context, vec []float32, n int, books []string) ([]string, error)
+	// nearest returns up to n children of v most similar to vec, restricted to books when given.
+	nearest(ctx context.Context, v *view, vec []float32, n int, books []string) ([]hit, error)
+	// replaceAll empties the collection and fills it with es, whose vectors embedder made.
+	replaceAll(ctx context.Context, es []entry, embedder string) error
 	close() error
 }
 
-// index is the shared engine of both stores.
-type index struct {
-	mu         sync.RWMutex
-	emb        embed.Embedder
-	mode       Mode
-	be         backend
-	entries    map[string]*entry
-	order      []*entry // by book, position
-	lex        *bm25
-	parents    map[string][]*entry            // parent ID → children
-	refs       map[string][]passage.Reference // parent ID → outgoing references
-	titles     map[string][]string            // normalised heading → parent IDs (first parent of each section first)
-	pages      map[string][]string            // book\x00page → parent IDs
-	version    string
-	bookCounts map[string]int                  // book name → passages
-	lx         *lexicon.Lexicon                // the books' terms and reference graph
-	onChange   func(ctx context.Context) error // persists (embedded store)
-	// beginWrite, when set, is called before a change, without x.mu: it takes the writer lock
-	// that keeps other processes from changing the books at the same time and brings the index
-	// up to date with what they wrote; the func it returns releases the lock.
-	beginWrite func(ctx context.Context) (func(), error)
+// built is a book made ready to store: its segment, encoded and decoded, and its vectors.
+type built struct {
+	seg     *segment
+	payload []byte
+	vecs    []byte // encoded vectors
+	entries []entry
 }
 
-// lockForWrite runs beginWrite. The context it returns is not cancelled with ctx: a change, once
-// started, runs to its end (Ctrl-C during a Chroma write would leave half a book), each request
-// bounded by its own timeout.
-func (x *index) lockForWrite(ctx context.Context) (context.Context, func(), error) {
-	if x.beginWrite == nil {
-		return ctx, func() {}, nil
-	}
-	unlock, err := x.beginWrite(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return context.WithoutCancel(ctx), unlock, nil
+// persister writes a library's files (the embedded store); nil for stores kept elsewhere.
+type persister interface {
+	// book writes a built book's files before the library refers to them.
+	book(b *built) error
+	// commit makes the new view the library's current generation.
+	commit(ctx context.Context, v *view) error
+	// vectorsLoader returns how a shelf's vectors are read again.
+	vectorsLoader(sh *shelf) func() (*vectors, error)
+}
+
+// index is the engine both stores share: a current view swapped on every change, and the write
+// path that builds the next one from the books that changed alone.
+type index struct {
+	emb  embed.Embedder
+	mode Mode
+	be   backend
+	cur  atomic.Pointer[view]
+	wmu  sync.Mutex // one change at a time in this process
+	// beginWrite, when set, is called before a change: it takes the writer lock of the
+	// library's folder and brings the view up to date with changes made by other processes.
+	beginWrite func(ctx context.Context) (func(), error)
+	// refresh, when set, re-reads the library when files the view refers to are gone (another
+	// process changed it).
+	refresh func(ctx context.Context) error
+	files   persister
 }
 
 func newIndex(emb embed.Embedder, mode Mode, be backend) *index {
-	mode = mode.resolve(emb)
-	return &index{emb: emb, mode: mode, be: be, entries: map[string]*entry{}}
+	x := &index{emb: emb, mode: mode.resolve(emb), be: be}
+	x.cur.Store(newView(nil))
+	return x
 }
 
-// rebuild recomputes every derived structure: ordering, BM25, book counts, parents, titles, pages, reference
-// links (title mentions across all books) and the version.
-func (x *index) rebuild() {
-	x.order = x.order[:0]
-	for _, e := range x.entries {
-		x.order = append(x.order, e)
+// view returns the current view with its books read.
+func (x *index) view(ctx context.Context) (*view, error) {
+	vecs := ""
+	if x.mode != Lexical {
+		vecs = x.emb.ID()
 	}
-	slices.SortFunc(x.order, func(a, b *entry) int {
-		return cmp.Or(cmp.Compare(a.P.Book, b.P.Book), cmp.Compare(a.P.Position, b.P.Position))
-	})
-	docs := make([][]string, len(x.order))
-	for i, e := range x.order {
-		// The section's last heading counts twice: rule names live in headings. (Weighing the
-		// heading, the headings above it and the text as BM25F fields, each normalised by its
-		// own length, did not pay on both corpora: README, "Answers".)
-		h := passage.LastHeading(e.P.Section)
-		docs[i] = words.Tokens(h + " " + h + " " + e.P.Section + " " + e.P.Text)
+	v := x.cur.Load()
+	err := v.load(vecs)
+	if errors.Is(err, fs.ErrNotExist) && x.refresh != nil {
+		// Another process replaced a book since this view was read: read the library again.
+		if err := x.refresh(ctx); err != nil {
+			return nil, err
+		}
+		v = x.cur.Load()
+		err = v.load(vecs)
 	}
-	x.lex = newBM25(docs)
-	x.bookCounts = map[string]int{}
-	x.parents = map[string][]*entry{}
-	x.titles = map[string][]string{}
-	x.pages = map[string][]string{}
+	if err != nil {
+		return nil, fmt.Errorf("store: reading the books: %w", err)
+	}
+	return v, nil
+}
+
+// write starts a change: one at a time in this process, and under the library's writer lock
+// (beginWrite) across processes. The returned function ends it.
+func (x *index) write(ctx context.Context) (func(), error) {
+	x.wmu.Lock()
+	if x.beginWrite == nil {
+		return x.wmu.Unlock, nil
+	}
+	unlock, err := x.beginWrite(ctx)
+	if err != nil {
+		x.wmu.Unlock()
+		return nil, err
+	}
+	return func() { unlock(); x.wmu.Unlock() }, nil
+}
+
+// Load reads every book of the current view now (the lexicon is linked by Lexicon, or by the
+// first search that returns references).
+func (x *index) Load(ctx context.Context) error {
+	_, err := x.view(ctx)
+	return err
+}
+
+// embedBatch is how many passages are embedded between two progress reports.
+const embedBatch = 256
+
+// ReplaceBook stores a book, replacing any earlier version of it.
+func (x *index) ReplaceBook(ctx context.Context, b ingest.Book) error {
+	return x.ReplaceBooks(ctx, []ingest.Book{b}, nil)
+}
+
+// ReplaceBooks stores books, each replacing any earlier version of it. Each book is indexed on
+// its own (its segment and vectors); what crosses books is updated from the changed books alone,
+// and the library switches to the new books at once at the end. progress (may be nil) hears how
+// many passages are embedded so far. Every book is embedded before the library changes, so an
+// embedding failure leaves it as it was.
+func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress func(embedded, total int)) error {
+	byName := map[string]ingest.Book{}
+	var order []string
+	total := 0
+	for _, b := range books {
+		if len(b.Passages) == 0 {
+			return fmt.Errorf("book %q has no passages", b.Name)
+		}
+		if _, ok := byName[b.Name]; !ok {
+			order = append(order, b.Name)
+		} else {
+			total -= len(byName[b.Name].Passages)
+		}
+		byName[b.Name] = b
+		total += len(b.Passages)
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	unlock, err := x.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Books are indexed and embedded side by side, one per core.
 	var (
-		parentList []ingest.Passage
-		parentIDs  []string
+		pmu  sync.Mutex
+		done int
 	)
-	h := sha256.New()
-	for _, e := range x.order {
-		h.Write([]byte(e.P.ID))
-		x.bookCounts[e.P.Book]++
-		pid := e.P.ParentID
-		if _, ok := x.parents[pid]; !ok {
-			parentList = append(parentList, ingest.Passage{Book: e.P.Book, Section: e.P.Section, Page: e.P.Page, Text: e.P.Parent})
-			parentIDs = append(parentIDs, pid)
-			for _, t := range headingKeys(e.P.Section) {
-				x.titles[t] = append(x.titles[t], pid)
-			}
-			if e.P.Page > 0 {
-				k := e.P.Book + "\x00" + strconv.Itoa(e.P.Page)
-				x.pages[k] = append(x.pages[k], pid)
-			}
-		}
-		x.parents[pid] = append(x.parents[pid], e)
+	ready := make([]*built, len(order))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, name := range order {
+		g.Go(func() error {
+			last := 0
+			b, err := x.build(gctx, byName[name], func(n int) {
+				pmu.Lock()
+				defer pmu.Unlock()
+				done += n - last
+				last = n
+				if progress != nil {
+					progress(done, total)
+				}
+			})
+			ready[i] = b
+			return err
+		})
 	}
-	x.version = hex.EncodeToString(h.Sum(nil)[:8])
-	// What the books say about their own words: one part per book, resolved across the library.
-	var parts []lexicon.Part
-	for lo := 0; lo < len(parentList); {
-		hi := lo
-		var docs []lexicon.Doc
-		for ; hi < len(parentList) && parentList[hi].Book == parentList[lo].Book; hi++ {
-			p := parentList[hi]
-			docs = append(docs, lexicon.Doc{ID: parentIDs[hi], Section: p.Section, Page: p.Page, Text: p.Text})
-		}
-		parts = append(parts, lexicon.Read(parentList[lo].Book, docs))
-		lo = hi
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	x.lx = lexicon.Link(parts)
-	// Terms are found by name too: a rule defined under a run-in heading ("Malice (Inhaled). A
-	// creature…"), a heading's parts ("Bronze Rule" of "THE BRONZE RULE, AKA THE FATE FRACTAL").
-	for _, key := range slices.Sorted(maps.Keys(x.lx.Terms)) {
-		if _, ok := x.titles[key]; ok {
+	// Once the books are built, the change runs to its end: an interrupt must not leave half of
+	// it written (the files, or a Chroma collection's records).
+	return x.apply(context.WithoutCancel(ctx), ready, nil, true)
+}
+
+// build indexes and embeds one book; with files, its files are written (not yet referred to).
+func (x *index) build(ctx context.Context, b ingest.Book, progress func(int)) (*built, error) {
+	ps := make([]ingest.Passage, len(b.Passages))
+	for i, p := range b.Passages {
+		p.Book, p.Refs = b.Name, nil
+		ps[i] = p
+	}
+	slices.SortStableFunc(ps, func(a, b ingest.Passage) int { return cmp.Compare(a.Position, b.Position) })
+	id, payload := encodeSegment(b.Name, ps)
+	seg, err := decodeSegment(id, payload)
+	if err != nil {
+		return nil, fmt.Errorf("store: indexing %s: %w", b.Name, err)
+	}
+	vecs, err := x.embedAll(ctx, seg, progress)
+	if err != nil {
+		return nil, err
+	}
+	out := &built{seg: seg, payload: payload}
+	if x.be != nil {
+		out.entries = make([]entry, len(seg.ps))
+		for i := range seg.ps {
+			out.entries[i] = entry{P: seg.ps[i], Vec: vecs[i]}
+		}
+		return out, nil
+	}
+	out.vecs = encodeVectors(x.emb.ID(), vecs)
+	if x.mode != Lexical {
+		// A mode that reads vectors keeps them from the start, not from a file a later change
+		// may remove.
+		v, err := decodeVectors(out.vecs)
+		if err != nil {
+			return nil, err
+		}
+		seg.vecs.set(v)
+	}
+	if x.files != nil {
+		if err := x.files.book(out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// embedAll embeds the children of a segment in batches.
+func (x *index) embedAll(ctx context.Context, seg *segment, progress func(int)) ([][]float32, error) {
+	out := make([][]float32, 0, len(seg.ps))
+	for lo := 0; lo < len(seg.ps); lo += embedBatch {
+		batch := seg.ps[lo:min(lo+embedBatch, len(seg.ps))]
+		texts := make([]string, len(batch))
+		for i, p := range batch {
+			texts[i] = passage.LastHeading(p.Section) + "\n" + p.Text
+		}
+		vecs, err := x.emb.EmbedDocuments(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("embedding %s: %w", seg.book, err)
+		}
+		if len(vecs) != len(texts) {
+			return nil, fmt.Errorf("embedding %s: got %d vectors for %d passages", seg.book, len(vecs), len(texts))
+		}
+		out = append(out, vecs...)
+		if progress != nil {
+			progress(lo + len(batch))
+		}
+	}
+	return out, nil
+}
+
+// apply switches the library to a view with the built books added (replacing books of the same
+// names) and the named books removed, storing the change in the backend when store is set (not
+// when the view is being read from it); x.wmu is held.
+func (x *index) apply(ctx context.Context, ready []*built, remove []string, store bool) error {
+	old := x.cur.Load()
+	gone := map[string]bool{}
+	for _, n := range remove {
+		gone[n] = true
+	}
+	changed := map[string]*segment{}
+	for _, b := range ready {
+		changed[b.seg.book] = b.seg
+		gone[b.seg.book] = true
+	}
+	var shelves []*shelf
+	var stale []string // child IDs the backend must drop
+	keep := map[string]bool{}
+	for _, b := range ready {
+		for i := range b.seg.ps {
+			keep[b.seg.ps[i].ID] = true
+		}
+	}
+	for _, sh := range old.shelves {
+		if !gone[sh.name] {
+			shelves = append(shelves, sh)
 			continue
 		}
-		for _, d := range x.lx.Terms[key].Defs {
-			x.titles[key] = append(x.titles[key], x.lx.Docs[d].ID)
+		if x.be != nil && store {
+			seg, err := sh.segment()
+			if err != nil {
+				return err
+			}
+			for i := range seg.ps {
+				if !keep[seg.ps[i].ID] {
+					stale = append(stale, seg.ps[i].ID)
+				}
+			}
 		}
 	}
-	x.refs = make(map[string][]passage.Reference, len(parentList))
-	for i, pid := range parentIDs {
-		x.refs[pid] = x.lx.Refs(i)
+	for _, b := range ready {
+		sh := &shelf{name: b.seg.book, id: b.seg.id, passages: len(b.seg.ps), parents: len(b.seg.parents), embedder: x.emb.ID(), seg: b.seg}
+		if b.vecs != nil {
+			vecs := b.vecs
+			sh.seg.vecs.load = func() (*vectors, error) { return decodeVectors(vecs) }
+			if x.files != nil {
+				sh.seg.vecs.load = x.files.vectorsLoader(sh)
+			}
+		}
+		shelves = append(shelves, sh)
 	}
+	slices.SortFunc(shelves, func(a, b *shelf) int { return cmp.Compare(a.name, b.name) })
+	nv := newView(shelves)
+	if x.be != nil && store {
+		for _, b := range ready {
+			if err := x.be.put(ctx, b.entries); err != nil {
+				return err
+			}
+		}
+		if len(stale) > 0 {
+			if err := x.be.del(ctx, stale); err != nil {
+				return err
+			}
+		}
+	}
+	if x.files != nil {
+		if err := x.files.commit(ctx, nv); err != nil {
+			return err
+		}
+	}
+	x.cur.Store(nv)
+	return nil
+}
+
+// RemoveBook deletes a book; ErrNoBook when there is none of that name (case-insensitive).
+func (x *index) RemoveBook(ctx context.Context, name string) error {
+	unlock, err := x.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var names []string
+	for _, sh := range x.cur.Load().shelves {
+		if strings.EqualFold(sh.name, name) {
+			names = append(names, sh.name)
+		}
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("%q: %w", name, ErrNoBook)
+	}
+	return x.apply(context.WithoutCancel(ctx), nil, names, true)
+}
+
+// Reindex embeds again, with the configured embedder, the books whose vectors another embedder
+// made (every book when force is set, or when one collection on a server holds them all).
+// progress hears passages embedded so far. It returns how many books were embedded again.
+func (x *index) Reindex(ctx context.Context, force bool, progress func(embedded, total int)) (int, error) {
+	unlock, err := x.write(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	old := x.cur.Load()
+	var todo []*shelf
+	total := 0
+	for _, sh := range old.shelves {
+		if force || sh.embedder != x.emb.ID() {
+			todo = append(todo, sh)
+			total += sh.passages
+		}
+	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	if x.be != nil && len(todo) < len(old.shelves) {
+		todo, total = old.shelves, 0
+		for _, sh := range todo {
+			total += sh.passages
+		}
+	}
+	redone := map[string]*shelf{}
+	var all []entry // a server's collection is filled again as a whole
+	done := 0
+	for _, sh := range todo {
+		seg, err := sh.segment()
+		if err != nil {
+			return 0, err
+		}
+		vecs, err := x.embedAll(ctx, seg, func(n int) {
+			if progress != nil {
+				progress(done+n, total)
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+		done += len(seg.ps)
+		// The same passages with new vectors: a new shelf over the same segment text.
+		nseg, err := decodeSegment(seg.id, seg.data)
+		if err != nil {
+			return 0, err
+		}
+		nsh := &shelf{name: sh.name, id: sh.id, passages: sh.passages, parents: sh.parents, embedder: x.emb.ID(), seg: nseg}
+		if x.be != nil {
+			for i := range seg.ps {
+				all = append(all, entry{P: seg.ps[i], Vec: vecs[i]})
+			}
+		} else {
+			b := &built{seg: nseg, payload: seg.data, vecs: encodeVectors(x.emb.ID(), vecs)}
+			enc := b.vecs
+			nseg.vecs.load = func() (*vectors, error) { return decodeVectors(enc) }
+			if x.files != nil {
+				if err := x.files.book(b); err != nil {
+					return 0, err
+				}
+				nseg.vecs.load = x.files.vectorsLoader(nsh)
+			}
+		}
+		redone[sh.name] = nsh
+	}
+	ctx = context.WithoutCancel(ctx) // every vector is made: the change runs to its end
+	if x.be != nil {
+		if err := x.be.replaceAll(ctx, all, x.emb.ID()); err != nil {
+			return 0, err
+		}
+	}
+	shelves := make([]*shelf, len(old.shelves))
+	for i, sh := range old.shelves {
+		shelves[i] = cmp.Or(redone[sh.name], sh)
+	}
+	nv := newView(shelves)
+	if x.files != nil {
+		if err := x.files.commit(ctx, nv); err != nil {
+			return 0, err
+		}
+	}
+	x.cur.Store(nv)
+	return len(todo), nil
+}
+
+// Books lists the books with their passage counts, by name. It reads no book.
+func (x *index) Books(context.Context) ([]rag.BookInfo, error) {
+	v := x.cur.Load()
+	out := make([]rag.BookInfo, len(v.shelves))
+	for i, sh := range v.shelves {
+		out[i] = rag.BookInfo{Name: sh.name, Passages: sh.passages}
+	}
+	return out, nil
+}
+
+// Version identifies the current set of passages.
+func (x *index) Version(context.Context) (string, error) { return x.cur.Load().version, nil }
+
+const rrfK = 60
+
+// Retrieve ranks the passages for a query: BM25 and vector rankings of the child chunks fused by
+// reciprocal rank fusion, then grouped by parent (best child wins), K results.
+func (x *index) Retrieve(ctx context.Context, query string, opts rag.SearchOptions) ([]rag.Document, error) {
+	k := opts.K
+	if k <= 0 {
+		k = 5
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, nil
+	}
+	v, err := x.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v.n == 0 {
+		return nil, nil
+	}
+	depth := max(50, 4*k)
+	ok := v.filter(opts.Books)
+	scores := map[int]float64{}
+	if x.mode != Vector {
+		for rank, h := range v.bm25(words.Tokens(query), depth, ok) {
+			scores[h.g] += 1 / float64(rrfK+rank+1)
+		}
+	}
+	if x.mode != Lexical {
+		qvec, err := x.emb.EmbedQuery(ctx, query)
+		if err != nil {
+			return nil, fmt.Errorf("embedding the question: %w", err)
+		}
+		var hits []hit
+		if x.be != nil {
+			hits, err = x.be.nearest(ctx, v, qvec, depth, opts.Books)
+		} else {
+			hits, err = v.nearest(qvec, x.emb.ID(), depth, ok)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for rank, h := range hits {
+			if i, _ := v.at(h.g); ok == nil || ok[i] {
+				scores[h.g] += 1 / float64(rrfK+rank+1)
+			}
+		}
+	}
+	best := map[pref]int{}
+	for g, s := range scores {
+		i, j := v.at(g)
+		p := pref{i, int(v.shelves[i].seg.parentOf[j])}
+		if b, seen := best[p]; !seen || s > scores[b] || (s == scores[b] && g < b) {
+			best[p] = g
+		}
+	}
+	ranked := make([]int, 0, len(best))
+	for _, g := range best {
+		ranked = append(ranked, g)
+	}
+	slices.SortFunc(ranked, func(a, b int) int { return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a, b)) })
+	if len(ranked) > k {
+		ranked = ranked[:k]
+	}
+	out := make([]rag.Document, len(ranked))
+	for n, g := range ranked {
+		i, j := v.at(g)
+		out[n] = v.doc(i, j, true, !opts.NoRefs, scores[g])
+	}
+	return out, nil
+}
+
+// Resolve returns the passages a reference points to: the passages of a page for a page
+// reference, the start of the section whose title the reference names otherwise.
+func (x *index) Resolve(ctx context.Context, from rag.Document, ref passage.Reference, opts rag.SearchOptions) ([]rag.Document, error) {
+	k := opts.K
+	if k <= 0 {
+		k = 3
+	}
+	v, err := x.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ok := v.filter(opts.Books)
+	var out []rag.Document
+	seen := map[pref]bool{}
+	for _, p := range v.resolve(from, ref) {
+		if seen[p] || ok != nil && !ok[p.shelf] || v.shelves[p.shelf].seg.parents[p.parent].id == from.ID {
+			continue
+		}
+		seen[p] = true
+		out = append(out, v.parentDoc(p))
+		if len(out) == k {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Mentions returns the section titles of the books that a text (a question) names.
+func (x *index) Mentions(ctx context.Context, text string) ([]passage.Reference, error) {
+	v, err := x.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return v.mentions(text), nil
+}
+
+// Lexicon returns what the books say about their own words (see package lexicon), linked on
+// first use; nil when the books cannot be read. It is replaced, not changed, when the books
+// change.
+func (x *index) Lexicon() *lexicon.Lexicon {
+	v, err := x.view(context.Background())
+	if err != nil {
+		return nil
+	}
+	return v.lexicon()
 }
 
 // headingKeys are the lookup keys of a section: its last heading, normalised and stemmed.
@@ -170,318 +588,6 @@ func nameKeys(t string) []string {
 	return []string{n, s}
 }
 
-// ReplaceBook stores a book, replacing any earlier version of it.
-func (x *index) ReplaceBook(ctx context.Context, b ingest.Book) error {
-	return x.ReplaceBooks(ctx, []ingest.Book{b}, nil)
-}
-
-// embedBatch is how many passages are embedded between two progress reports.
-const embedBatch = 256
-
-// ReplaceBooks stores books, each replacing any earlier version of it, with one rebuild of the
-// derived state and one save at the end: loading a folder of books costs one save, not one per
-// book. progress (may be nil) hears how many passages are embedded so far. All books are embedded
-// before anything changes, so an embedding failure leaves the store as it was.
-func (x *index) ReplaceBooks(ctx context.Context, books []ingest.Book, progress func(embedded, total int)) error {
-	var es []entry
-	names := map[string]bool{}
-	for _, b := range books {
-		if len(b.Passages) == 0 {
-			return fmt.Errorf("book %q has no passages", b.Name)
-		}
-		for _, p := range b.Passages {
-			p.Book = b.Name
-			p.Refs = nil
-			es = append(es, entry{P: p})
-		}
-		names[b.Name] = true
-	}
-	if len(es) == 0 {
-		return nil
-	}
-	for lo := 0; lo < len(es); lo += embedBatch {
-		batch := es[lo:min(lo+embedBatch, len(es))]
-		texts := make([]string, len(batch))
-		for i, e := range batch {
-			texts[i] = passage.LastHeading(e.P.Section) + "\n" + e.P.Text
-		}
-		vecs, err := x.emb.EmbedDocuments(ctx, texts)
-		if err != nil {
-			return fmt.Errorf("embedding %s: %w", batch[0].P.Book, err)
-		}
-		if len(vecs) != len(texts) {
-			return fmt.Errorf("embedding %s: got %d vectors for %d passages", batch[0].P.Book, len(vecs), len(texts))
-		}
-		for i := range batch {
-			batch[i].Vec = vecs[i]
-		}
-		if progress != nil {
-			progress(lo+len(batch), len(es))
-		}
-	}
-	keep := make(map[string]bool, len(es))
-	for _, e := range es {
-		keep[e.P.ID] = true
-	}
-	ctx, unlock, err := x.lockForWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	var stale []string
-	for id, e := range x.entries {
-		if names[e.P.Book] && !keep[id] {
-			stale = append(stale, id)
-		}
-	}
-	if err := x.be.put(ctx, es); err != nil {
-		return err
-	}
-	if len(stale) > 0 {
-		if err := x.be.del(ctx, stale); err != nil {
-			return err
-		}
-	}
-	for _, id := range stale {
-		delete(x.entries, id)
-	}
-	for i := range es {
-		x.entries[es[i].P.ID] = &es[i]
-	}
-	return x.changed(ctx)
-}
-
-// RemoveBook deletes a book; ErrNoBook when there is none of that name.
-func (x *index) RemoveBook(ctx context.Context, name string) error {
-	ctx, unlock, err := x.lockForWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	var ids []string
-	for id, e := range x.entries {
-		if strings.EqualFold(e.P.Book, name) {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return fmt.Errorf("%q: %w", name, ErrNoBook)
-	}
-	if err := x.be.del(ctx, ids); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		delete(x.entries, id)
-	}
-	return x.changed(ctx)
-}
-
-// changed rebuilds the derived state and persists; x.mu is held.
-func (x *index) changed(ctx context.Context) error {
-	x.rebuild()
-	if x.onChange != nil {
-		return x.onChange(ctx)
-	}
-	return nil
-}
-
-// Books lists the books with their passage counts, by name.
-func (x *index) Books(context.Context) ([]rag.BookInfo, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	var out []rag.BookInfo
-	for b, n := range x.bookCounts {
-		out = append(out, rag.BookInfo{Name: b, Passages: n})
-	}
-	slices.SortFunc(out, func(a, b rag.BookInfo) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
-}
-
-// Version identifies the current set of passages.
-func (x *index) Version(context.Context) (string, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.version, nil
-}
-
-const rrfK = 60
-
-// Retrieve ranks the passages for a query: BM25 and vector rankings of the child chunks fused by
-// reciprocal rank fusion, then grouped by parent (best child wins), K results.
-func (x *index) Retrieve(ctx context.Context, query string, opts rag.SearchOptions) ([]rag.Document, error) {
-	k := opts.K
-	if k <= 0 {
-		k = 5
-	}
-	if strings.TrimSpace(query) == "" {
-		return nil, nil
-	}
-	depth := max(50, 4*k)
-	var qvec []float32
-	if x.mode != Lexical {
-		v, err := x.emb.EmbedQuery(ctx, query)
-		if err != nil {
-			return nil, fmt.Errorf("embedding the question: %w", err)
-		}
-		qvec = v
-	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if len(x.order) == 0 {
-		return nil, nil
-	}
-	books := bookFilter(opts.Books)
-	scores := map[*entry]float64{}
-	if x.mode != Vector {
-		for rank, i := range x.lex.search(words.Tokens(query), depth, func(i int) bool { return books.ok(x.order[i].P.Book) }) {
-			scores[x.order[i]] += 1 / float64(rrfK+rank+1)
-		}
-	}
-	if x.mode != Lexical {
-		ids, err := x.be.nearest(ctx, qvec, depth, opts.Books)
-		if err != nil {
-			return nil, err
-		}
-		for rank, id := range ids {
-			if e, ok := x.entries[id]; ok && books.ok(e.P.Book) {
-				scores[e] += 1 / float64(rrfK+rank+1)
-			}
-		}
-	}
-	best := map[string]*entry{}
-	for e, s := range scores {
-		if b, ok := best[e.P.ParentID]; !ok || s > scores[b] || (s == scores[b] && e.P.Position < b.P.Position) {
-			best[e.P.ParentID] = e
-		}
-	}
-	ranked := make([]*entry, 0, len(best))
-	for _, e := range best {
-		ranked = append(ranked, e)
-	}
-	slices.SortFunc(ranked, func(a, b *entry) int {
-		return cmp.Or(cmp.Compare(scores[b], scores[a]), cmp.Compare(a.P.Book, b.P.Book), cmp.Compare(a.P.Position, b.P.Position))
-	})
-	if len(ranked) > k {
-		ranked = ranked[:k]
-	}
-	out := make([]rag.Document, len(ranked))
-	for i, e := range ranked {
-		out[i] = x.doc(e, scores[e])
-	}
-	return out, nil
-}
-
-func (x *index) doc(e *entry, score float64) rag.Document {
-	return rag.Document{
-		ID: e.P.ParentID, Book: e.P.Book, Section: e.P.Section, Page: e.P.Page, Source: e.P.Source,
-		Text: e.P.Parent, Match: e.P.Text, Score: score, Refs: x.refs[e.P.ParentID],
-	}
-}
-
-// Resolve returns the passages a reference points to: the passages of a page for a page
-// reference, the start of the section whose title the reference names otherwise.
-func (x *index) Resolve(ctx context.Context, from rag.Document, ref passage.Reference, opts rag.SearchOptions) ([]rag.Document, error) {
-	k := opts.K
-	if k <= 0 {
-		k = 3
-	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	books := bookFilter(opts.Books)
-	var pids []string
-	switch {
-	case ref.ID != "":
-		pids = []string{ref.ID}
-	case ref.Kind == passage.RefPage:
-		book := cmp.Or(ref.Book, from.Book)
-		page := strings.TrimLeft(ref.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-		pids = x.pages[book+"\x00"+page]
-	default:
-		pids = x.titleParents(ref.Target, ref.Book)
-	}
-	var out []rag.Document
-	seen := map[string]bool{}
-	for _, pid := range pids {
-		cs := x.parents[pid]
-		if len(cs) == 0 || seen[pid] || !books.ok(cs[0].P.Book) || pid == from.ID {
-			continue
-		}
-		seen[pid] = true
-		out = append(out, x.doc(cs[0], 0))
-		if len(out) == k {
-			break
-		}
-	}
-	return out, nil
-}
-
-// titleParents finds the parents of the sections a title names: exact heading first, then the
-// stemmed heading, then a heading that starts with the target ("appendix PH-A" → "Appendix PH-A:
-// Conditions"). Only the first parent of each section is returned first.
-func (x *index) titleParents(target, book string) []string {
-	n := words.Normalize(target)
-	s := strings.Join(words.Tokens(target), " ")
-	pick := func(pids []string) []string {
-		if book == "" {
-			return pids
-		}
-		var out []string
-		for _, p := range pids {
-			if cs := x.parents[p]; len(cs) > 0 && cs[0].P.Book == book {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
-	for _, key := range []string{n, s} {
-		if key == "" {
-			continue
-		}
-		if p := pick(x.titles[key]); len(p) > 0 {
-			return firstOfSections(x, p)
-		}
-	}
-	if len(n) >= 4 {
-		var keys []string
-		for t := range x.titles {
-			if strings.HasPrefix(t, n+" ") {
-				keys = append(keys, t)
-			}
-		}
-		slices.Sort(keys)
-		var out []string
-		for _, t := range keys {
-			out = append(out, pick(x.titles[t])...)
-		}
-		return firstOfSections(x, out)
-	}
-	return nil
-}
-
-// firstOfSections orders parents so the first parent of each section comes before the rest.
-func firstOfSections(x *index, pids []string) []string {
-	seen := map[string]bool{}
-	var first, rest []string
-	for _, p := range pids {
-		cs := x.parents[p]
-		if len(cs) == 0 {
-			continue
-		}
-		key := cs[0].P.Book + "\x00" + cs[0].P.Section
-		if seen[key] {
-			rest = append(rest, p)
-		} else {
-			seen[key] = true
-			first = append(first, p)
-		}
-	}
-	return append(first, rest...)
-}
-
 type books map[string]bool
 
 func bookFilter(names []string) books {
@@ -496,47 +602,3 @@ func bookFilter(names []string) books {
 }
 
 func (b books) ok(name string) bool { return b == nil || b[strings.ToLower(name)] }
-
-// cosineTop returns the IDs of the n entries most similar to vec (vectors are unit length).
-func cosineTop(es []*entry, vec []float32, n int, ok func(*entry) bool) []string {
-	type hit struct {
-		id string
-		s  float32
-	}
-	hits := make([]hit, 0, len(es))
-	for _, e := range es {
-		if !ok(e) || len(e.Vec) != len(vec) {
-			continue
-		}
-		var s float32
-		for i, v := range e.Vec {
-			s += v * vec[i]
-		}
-		hits = append(hits, hit{e.P.ID, s})
-	}
-	slices.SortFunc(hits, func(a, b hit) int { return cmp.Compare(b.s, a.s) })
-	if len(hits) > n {
-		hits = hits[:n]
-	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.id
-	}
-	return ids
-}
-
-// Mentions returns the terms of the books that a text (a question) names, the most specific
-// first, each as a reference to the passage that defines it.
-func (x *index) Mentions(_ context.Context, text string) ([]passage.Reference, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.lx.Named(text), nil
-}
-
-// Lexicon returns what the books say about their own words (see package lexicon). It is
-// replaced, not changed, when the books change.
-func (x *index) Lexicon() *lexicon.Lexicon {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.lx
-}

@@ -163,10 +163,7 @@ func OpenLibraries(ctx context.Context, cfg config.Config, lo LibrariesOptions) 
 			return s, nil
 		}
 		l.list = func(context.Context) ([]string, error) { return folderLibraries(cfg.DataDir) }
-		l.exists = func(_ context.Context, lib string) (bool, error) {
-			_, err := os.Stat(filepath.Join(LibraryDir(cfg.DataDir, lib), storeFile))
-			return err == nil, nil
-		}
+		l.exists = func(_ context.Context, lib string) (bool, error) { return stored(LibraryDir(cfg.DataDir, lib)), nil }
 	default:
 		return nil, fmt.Errorf("VECTOR_STORE=%q is not valid: accepted values are embedded, chroma", cfg.VectorStore)
 	}
@@ -209,12 +206,23 @@ func folderLibraries(dataDir string) ([]string, error) {
 	var out []string
 	for _, e := range ents {
 		if e.IsDir() && CheckLibrary(e.Name()) == nil && e.Name() != "" {
-			if _, err := os.Stat(filepath.Join(dataDir, "servers", e.Name(), "books", storeFile)); err == nil {
+			if stored(LibraryDir(dataDir, e.Name())) {
 				out = append(out, e.Name())
 			}
 		}
 	}
 	return out, nil
+}
+
+// stored reports whether a folder holds an embedded library: its manifest, or a store of the
+// format before segments (converted when opened).
+func stored(dir string) bool {
+	for _, f := range []string{manifestFile, storeFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // chromaLibraries lists the servers with a collection of their own that holds books.
@@ -273,6 +281,11 @@ func (l *Libraries) Library(ctx context.Context, id string) (Store, error) {
 		s, err := l.open(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("opening the library of server %s: %w", libraryName(id), err)
+		}
+		// Its questions search it: read its books now, not in the first answer.
+		if err := s.Load(ctx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("reading the library of server %s: %w", libraryName(id), err)
 		}
 		lib.s = s
 	}

@@ -9,30 +9,25 @@ import (
 
 // Passages returns the passages of one book in reading order (the book's name matched as
 // stored, else case-insensitively); ErrNoBook when the store has no such book. It lets an admin
-// look at what was read from a file (`caprag books show`).
+// look at what was read from a file (`caprag books show`). Only that book is read.
 func (x *index) Passages(_ context.Context, book string) ([]ingest.Passage, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	name := book
-	if _, ok := x.bookCounts[name]; !ok {
-		name = ""
-		for b := range x.bookCounts {
-			if strings.EqualFold(b, book) {
-				name = b
-				break
-			}
+	v := x.cur.Load()
+	at := -1
+	for i, sh := range v.shelves {
+		if sh.name == book {
+			at = i
+			break
 		}
-		if name == "" {
-			return nil, ErrNoBook
+		if at < 0 && strings.EqualFold(sh.name, book) {
+			at = i
 		}
 	}
-	var out []ingest.Passage
-	for _, e := range x.order {
-		if e.P.Book == name {
-			p := e.P
-			p.Refs = nil
-			out = append(out, p)
-		}
+	if at < 0 {
+		return nil, ErrNoBook
 	}
-	return out, nil
+	seg, err := v.shelves[at].segment()
+	if err != nil {
+		return nil, err
+	}
+	return append([]ingest.Passage(nil), seg.ps...), nil
 }

@@ -7,12 +7,14 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/caprag/caprag/embed"
 	"github.com/caprag/caprag/ingest"
@@ -144,91 +146,114 @@ func TestLockNamesTheHolderAndWaits(t *testing.T) {
 }
 
 // Row 8 of issue 11: the store's integrity was never checked (gob stopped before gzip's CRC), so
-// a flipped bit served altered rule text. Every flipped bit and every cut is now refused with a
-// message that names the file and what to run.
+// a flipped bit served altered rule text. Every file of the store is checked when it is read: a
+// flipped bit or a cut anywhere is refused with a message that names the file and what to run.
 func TestDamagedStoreIsRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := openAt(t, dir, local())
+	s := openAt(t, dir, Options{Embedder: embed.NewLocal(embed.LocalDims), Mode: Hybrid})
 	if err := s.ReplaceBook(ctx, loadBook(t, "core", coreMD)); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, storeFile)
-	good, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	var checked []string
+	for _, f := range files {
+		if n := filepath.Base(f); n == manifestFile || strings.HasPrefix(n, "seg-") || strings.HasPrefix(n, "vec-") {
+			checked = append(checked, f)
+		}
 	}
-	check := func(what string, data []byte) {
-		t.Helper()
-		if err := os.WriteFile(path, data, 0o644); err != nil {
+	if len(checked) != 3 { // manifest, segment, vectors
+		t.Fatalf("store files: %v", files)
+	}
+	for _, path := range checked {
+		good, err := os.ReadFile(path)
+		if err != nil {
 			t.Fatal(err)
 		}
-		_, err := OpenEmbedded(ctx, dir, local())
-		var de *DamagedError
-		if !errors.As(err, &de) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "caprag ingest") {
-			t.Fatalf("%s: %v, want a DamagedError naming %s and what to run", what, err, path)
+		check := func(what string, data []byte) {
+			t.Helper()
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// Opening reads the manifest and the links; the first search the book and its
+			// vectors.
+			s, err := OpenEmbedded(ctx, dir, Options{Embedder: embed.NewLocal(embed.LocalDims), Mode: Hybrid})
+			if err == nil {
+				err = s.Load(ctx)
+			}
+			var de *DamagedError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "caprag ingest") {
+				t.Fatalf("%s of %s: %v, want a DamagedError naming the file and what to run", what, filepath.Base(path), err)
+			}
 		}
-	}
-	for _, at := range []int{checkedHeader - 1, checkedHeader, checkedHeader + 10, len(good) / 2, len(good) - 1} {
-		for _, bit := range []byte{1, 0x40} {
-			bad := bytes.Clone(good)
-			bad[at] ^= bit
-			check(fmt.Sprintf("bit %#x of byte %d flipped", bit, at), bad)
+		for _, at := range []int{frameHeader - 1, frameHeader, frameHeader + 10, len(good) / 2, len(good) - 1} {
+			for _, bit := range []byte{1, 0x40} {
+				bad := bytes.Clone(good)
+				bad[at] ^= bit
+				check(fmt.Sprintf("bit %#x of byte %d flipped", bit, at), bad)
+			}
 		}
-	}
-	check("cut short", good[:len(good)-7])
-	check("cut in the header", good[:20])
-	check("one byte more", append(bytes.Clone(good), 0))
-	if err := os.WriteFile(path, good, 0o644); err != nil {
-		t.Fatal(err)
+		check("cut short", good[:len(good)-7])
+		check("cut in the header", good[:12])
+		check("one byte more", append(bytes.Clone(good), 0))
+		if err := os.WriteFile(path, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := bookNames(t, openAt(t, dir, local())); !strings.HasPrefix(got, "core:") {
-		t.Fatalf("the intact file: %s", got)
+		t.Fatalf("the intact files: %s", got)
 	}
 }
 
-// A store written by an earlier caprag (format 1: gzip of one gob value, no header) is still read,
-// with gzip's CRC verified now, and rewritten in the checked format at the next change.
-func TestFormat1StoreReadAndVerified(t *testing.T) {
+// Stores written by earlier caprags — format 1 (gzip of one gob value, no header) and format 2
+// (a checked file of gob batches) — are read, verified, and converted into segments at open.
+func TestFormerStoresReadVerifiedAndConverted(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	mem := NewMemory(local())
-	if err := mem.ReplaceBook(ctx, loadBook(t, "core", coreMD)); err != nil {
-		t.Fatal(err)
+	core := loadBook(t, "core", coreMD)
+	var es []entry
+	for _, p := range core.Passages {
+		es = append(es, entry{P: p, Vec: []float32{1}})
 	}
-	ff := fileFormat{Format: 1, Embedder: mem.emb.ID()}
-	for _, e := range mem.order {
-		ff.Entries = append(ff.Entries, *e)
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := gob.NewEncoder(zw).Encode(&ff); err != nil {
+	emb := embed.NewLocal(embed.LocalDims).ID()
+	var f1 bytes.Buffer
+	zw := gzip.NewWriter(&f1)
+	if err := gob.NewEncoder(zw).Encode(&fileFormat{Format: 1, Embedder: emb, Entries: es}); err != nil {
 		t.Fatal(err)
 	}
 	zw.Close()
-	path := filepath.Join(dir, storeFile)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := openAt(t, dir, local())
-	if got := bookNames(t, s); !strings.HasPrefix(got, "core:") {
-		t.Fatalf("format 1 store: %s", got)
-	}
-	// A flipped bit inside the compressed text is caught by gzip's CRC once the stream is read
-	// to its end.
-	bad := bytes.Clone(buf.Bytes())
-	bad[len(bad)/2] ^= 1
-	os.WriteFile(path, bad, 0o644)
-	if _, err := OpenEmbedded(ctx, dir, local()); err == nil || !strings.Contains(err.Error(), "damaged") {
-		t.Fatalf("format 1 with a flipped bit: %v", err)
-	}
-	os.WriteFile(path, buf.Bytes(), 0o644)
-	s = openAt(t, dir, local())
-	if err := s.ReplaceBook(ctx, loadBook(t, "conditions", condMD)); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := OpenChecked(path); err != nil {
-		t.Fatalf("after a change the store is a checked file: %v", err)
+	for _, c := range []struct {
+		name  string
+		write func(path string)
+	}{
+		{"format 1", func(path string) { os.WriteFile(path, f1.Bytes(), 0o644) }},
+		{"format 2", func(path string) {
+			WriteChecked(path, func(w io.Writer) error {
+				zw := gzip.NewWriter(w)
+				enc := gob.NewEncoder(zw)
+				enc.Encode(storeHeader{Format: 2, Embedder: emb, Count: len(es)})
+				enc.Encode(es)
+				return zw.Close()
+			})
+		}},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, storeFile)
+		c.write(path)
+		good, _ := os.ReadFile(path)
+		bad := bytes.Clone(good)
+		bad[len(bad)/2] ^= 1
+		os.WriteFile(path, bad, 0o644)
+		if _, err := OpenEmbedded(ctx, dir, local()); err == nil || !strings.Contains(err.Error(), "damaged") {
+			t.Fatalf("%s with a flipped bit: %v", c.name, err)
+		}
+		os.WriteFile(path, good, 0o644)
+		s := openAt(t, dir, local())
+		if got := bookNames(t, s); got != fmt.Sprintf("core:%d", len(core.Passages)) {
+			t.Fatalf("%s store: %s", c.name, got)
+		}
+		if _, err := os.Stat(filepath.Join(dir, manifestFile)); err != nil {
+			t.Fatalf("%s: not converted: %v", c.name, err)
+		}
 	}
 }
 
@@ -269,14 +294,18 @@ func TestSaveKeepsOneParentText(t *testing.T) {
 	if err := s.ReplaceBook(ctx, loadBook(t, "big", long)); err != nil {
 		t.Fatal(err)
 	}
-	r := openAt(t, dir, local())
-	if len(r.order) != len(s.order) || len(r.order) < 3 {
-		t.Fatalf("%d entries read back, %d written", len(r.order), len(s.order))
+	written, _ := s.Passages(ctx, "big")
+	read, err := openAt(t, dir, local()).Passages(ctx, "big")
+	if err != nil || len(read) != len(written) || len(read) < 3 {
+		t.Fatalf("%d passages read back, %d written (%v)", len(read), len(written), err)
 	}
-	for i, e := range r.order {
-		w := s.order[i]
-		if e.P.Parent != w.P.Parent || e.P.Text != w.P.Text || e.P.ParentID != w.P.ParentID || len(e.Vec) != len(w.Vec) {
-			t.Fatalf("entry %d differs after reading back", i)
+	for i, p := range read {
+		w := written[i]
+		if p.Parent != w.Parent || p.Text != w.Text || p.ParentID != w.ParentID {
+			t.Fatalf("passage %d differs after reading back", i)
+		}
+		if i > 0 && p.ParentID == read[i-1].ParentID && unsafe.StringData(p.Parent) != unsafe.StringData(read[i-1].Parent) {
+			t.Fatalf("passages %d and %d hold two copies of their parent", i-1, i)
 		}
 	}
 	_ = ingest.ParentSize

@@ -156,6 +156,11 @@ func BenchmarkSearchSRD(b *testing.B) {
 	s := NewMemory(Options{Embedder: embed.NewLocal(embed.LocalDims)})
 	fill(b, s, srd(b))
 	qs, _ := evalset.Load(testenv.EvalSet(b))
+	timeSearches(b, s, qs)
+}
+
+// timeSearches runs b.N searches of the questions in turn and reports their p50 and p95.
+func timeSearches(b *testing.B, s Store, qs []evalset.Question) {
 	var lat []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

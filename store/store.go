@@ -22,6 +22,9 @@ type Store interface {
 	rag.Retriever
 	rag.ReferenceResolver
 	rag.Library
+	// Load reads every book now (otherwise the first search that needs it does); the lexicon
+	// is linked by the first search that returns references, or by Lexicon.
+	Load(ctx context.Context) error
 	// Version changes whenever the books change (answers cached under an old version are stale).
 	Version(ctx context.Context) (string, error)
 	// ReplaceBook stores a book, replacing any earlier version of it.
@@ -31,6 +34,9 @@ type Store interface {
 	ReplaceBooks(ctx context.Context, books []ingest.Book, progress func(embedded, total int)) error
 	// RemoveBook deletes a book; ErrNoBook when there is none of that name.
 	RemoveBook(ctx context.Context, name string) error
+	// Reindex embeds the stored books again with the configured embedder: those another
+	// embedder made, or every book with force. It returns how many books it embedded.
+	Reindex(ctx context.Context, force bool, progress func(embedded, total int)) (int, error)
 	Close() error
 }
 

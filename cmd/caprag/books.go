@@ -23,7 +23,7 @@ func runBooks(ctx context.Context, a *app, args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON")
 	page := fs.Int("page", 0, "with show: only the passages cited on this page")
 	server := fs.String("server", "", "the Discord server whose library to list or change (default: every library to list, the shared one to change)")
-	rest, err := parseFlags(fs, args)
+	rest, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}

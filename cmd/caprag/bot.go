@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,11 @@ import (
 // uploads of /books add, and the state file that keeps answers, threads and votes across
 // restarts.
 func runBot(ctx context.Context, a *app, args []string) error {
+	fs := flag.NewFlagSet("bot", flag.ContinueOnError)
+	args, err := a.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
 	if len(args) > 0 {
 		return usagef("bot takes no arguments (settings are environment variables)")
 	}

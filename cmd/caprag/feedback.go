@@ -19,7 +19,7 @@ import (
 func runFeedback(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("feedback", flag.ContinueOnError)
 	out := fs.String("out", "", "write to this file instead of standard output")
-	rest, err := parseFlags(fs, args)
+	rest, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,22 +14,25 @@ import (
 	"golang.org/x/term"
 
 	"github.com/caprag/caprag/ingest"
-	"github.com/caprag/caprag/rag"
 )
 
-// runIngest loads books into the store.
+// runIngest loads books into the store. Files that cannot be read are reported and the rest of
+// the run is loaded (exit status 1). Stored books that another embedder embedded are embedded
+// again with the configured one first; --reindex embeds every stored book again.
 func runIngest(ctx context.Context, a *app, args []string) error {
 	// Reading PDFs makes much short-lived garbage (the library lexes every content stream into
 	// values): a batch run trades a larger heap (the SRD PDF: 250 MB peak instead of 180) for
 	// about a tenth less CPU spent collecting it.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	// …but not past a soft 1 GiB: a large book (MAX_BOOK_TEXT_MB) then collects as often as it
-	// needs to stay near its live size (a 16 MB Markdown book: 1.67 GB peak without this limit).
+	// …but not past a soft 1 GiB: a large book (MAX_BOOK_TEXT_MB) or library then collects as
+	// often as it needs to stay near its live size (a 16 MB Markdown book: 1.67 GB peak without
+	// this limit; 30 copies of the SRD: 1.58 GiB).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	book := fs.String("book", "", "book name (one file only; default: the PDF title or the file name)")
+	reindex := fs.Bool("reindex", false, "embed every stored book again with the configured embedder (EMBEDDINGS_PROVIDER), e.g. after changing it")
 	server := fs.String("server", "", "the Discord server whose library gets the books (default: the shared library)")
-	paths, err := parseFlags(fs, args)
+	paths, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
@@ -38,8 +40,8 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 {
-		return usagef("name at least one file or folder")
+	if len(paths) == 0 && !*reindex {
+		return usagef("name at least one file or folder (or --reindex)")
 	}
 	// A folder or path that cannot be read is reported with the failed files; the rest loads.
 	files, walkErr := ingest.Files(paths)
@@ -48,7 +50,7 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 		failed = append(failed, e.Error())
 		fmt.Fprintln(a.stderr, "failed: "+e.Error())
 	}
-	if len(files) == 0 {
+	if len(paths) > 0 && len(files) == 0 {
 		if walkErr != nil {
 			return fmt.Errorf("nothing to load: %w", walkErr)
 		}
@@ -65,6 +67,21 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer s.Close()
+	bar.embedStart = time.Now()
+	redone, err := s.Reindex(ctx, *reindex, func(done, total int) { bar.embedded(done, total) })
+	bar.done()
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return errInterrupted
+		}
+		return fmt.Errorf("embedding the stored books again: %w", err)
+	}
+	if redone > 0 {
+		fmt.Fprintf(a.stdout, "embedded %d stored %s again with %s\n", redone, plural(redone, "book", "books"), a.cfg.EmbeddingsProvider)
+	}
+	if len(files) == 0 {
+		return nil
+	}
 	start := time.Now()
 	var (
 		loaded []ingest.Book
@@ -99,7 +116,8 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	}
 	var books, pages, passages int
 	if len(loaded) > 0 {
-		// One store update for all the books: one index rebuild and one save.
+		// One store update for all the books: each is indexed on its own, and the library
+		// switches to them at once.
 		bar.embedStart = time.Now()
 		err := s.ReplaceBooks(ctx, loaded, func(done, total int) { bar.embedded(done, total) })
 		if err != nil {
@@ -239,104 +257,4 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return "…" + string(r[len(r)-n+1:])
-}
-
-type searchResult struct {
-	Book    string  `json:"book"`
-	Page    int     `json:"page"`
-	Section string  `json:"section"`
-	Score   float64 `json:"score"`
-	Text    string  `json:"text"`
-}
-
-// runSearch prints the passages that best match a query.
-func runSearch(ctx context.Context, a *app, args []string) error {
-	fs := flag.NewFlagSet("search", flag.ContinueOnError)
-	book := fs.String("book", "", "search only this book")
-	k := fs.Int("k", a.cfg.TopK, "number of results")
-	asJSON := fs.Bool("json", false, "print JSON")
-	server := fs.String("server", "", "search as in this Discord server: its books and the shared ones")
-	rest, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	lib, err := library(*server)
-	if err != nil {
-		return err
-	}
-	query := strings.TrimSpace(strings.Join(rest, " "))
-	if query == "" {
-		return usagef("give a query")
-	}
-	if *k < 1 || *k > 100 {
-		return usagef("-k must be between 1 and 100")
-	}
-	var s rag.Retriever
-	if lib == "" {
-		books, _, err := a.openBooks(ctx)
-		if err != nil {
-			return err
-		}
-		defer books.Close()
-		s = books
-	} else {
-		libs, err := a.openLibraries(ctx, nil)
-		if err != nil {
-			return err
-		}
-		defer libs.Close()
-		if s, err = libs.Scope(ctx, lib); err != nil {
-			return err
-		}
-	}
-	opts := rag.SearchOptions{K: *k}
-	if *book != "" {
-		opts.Books = []string{*book}
-	}
-	docs, err := s.Retrieve(ctx, query, opts)
-	if err != nil {
-		return err
-	}
-	results := make([]searchResult, len(docs))
-	for i, d := range docs {
-		results[i] = searchResult{Book: d.Book, Page: d.Page, Section: d.Section, Score: d.Score, Text: d.Match}
-	}
-	if *asJSON {
-		return writeJSON(a.stdout, struct {
-			Query   string         `json:"query"`
-			Results []searchResult `json:"results"`
-		}{query, results})
-	}
-	if len(results) == 0 {
-		fmt.Fprintln(a.stdout, "no passage matches")
-	}
-	for i, r := range results {
-		fmt.Fprintf(a.stdout, "%d. %s — %s  (score %.4f)\n   %s\n", i+1, cite(r.Book, r.Page), r.Section, r.Score, shortText(r.Text, 160))
-	}
-	return nil
-}
-
-// cite is "Book, p. 12" or "Book".
-func cite(book string, page int) string {
-	if page > 0 {
-		return fmt.Sprintf("%s, p. %d", book, page)
-	}
-	return book
-}
-
-func shortText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// writeJSON prints v as one line of JSON, leaving ">", "<" and "&" as they are: section paths
-// such as "Combat > Grappling" stay readable.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

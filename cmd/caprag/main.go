@@ -27,6 +27,7 @@ type app struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	cmd    *command // the command being run (its help)
 
 	// http is the HTTP client shared by the models and the embedders (httpClient).
 	httpOnce sync.Once
@@ -37,19 +38,30 @@ type command struct {
 	name    string
 	args    string
 	summary string
+	example string
 	run     func(ctx context.Context, a *app, args []string) error
 }
 
 // commands lists the subcommands in the order `caprag help` shows them.
 var commands = []command{
-	{"ask", `"question" [--strategy S] [--book B] [--server ID] [--json]`, "answer a rules question with cited sources", runAsk},
-	{"search", `"query" [--book B] [-k N] [--server ID] [--json]`, "show the passages that best match a query", runSearch},
-	{"ingest", "PATH... [--book NAME] [--server ID]", "load PDF, Markdown or text books (files or folders)", runIngest},
-	{"books", "[rm NAME | show NAME [--page N]] [--server ID] [--json]", "list every library's books, remove one, or show what was read from one", runBooks},
-	{"feedback", "export [--out FILE]", "write the players' votes with questions, answers and sources as JSON Lines", runFeedback},
-	{"eval", "--set FILE.jsonl [--strategy S|all] [--match M] [--json]", "measure retrieval on a question set", runEval},
-	{"bot", "", "serve the Discord bot (needs DISCORD_TOKEN)", runBot},
-	{"model", "fetch", "download the USE-Lite embedding model into EMBEDDINGS_MODEL_DIR", runModel},
+	{"ask", `"question" [--strategy S] [--book B] [--server ID] [--json]`, "answer a rules question with cited sources",
+		`caprag ask "Can I still cast a spell while I am grappled?" --book "Basic Set"`, runAsk},
+	{"search", `"query" [--book B] [-k N] [--server ID] [--json]`, "show the passages that best match a query",
+		`caprag search "grappled" --book "Basic Set" -k 3`, runSearch},
+	{"ingest", "PATH... [--book NAME] [--server ID] | --reindex", "load PDF, Markdown or text books (files or folders)",
+		"caprag ingest ~/rpg/basic-set.pdf ~/rpg/house-rules/", runIngest},
+	{"books", "[rm NAME | show NAME [--page N]] [--server ID] [--json]", "list every library's books, remove one, or show what was read from one",
+		`caprag books show "Basic Set" --page 96`, runBooks},
+	{"feedback", "export [--out FILE]", "write the players' votes with questions, answers and sources as JSON Lines",
+		"caprag feedback export --out votes.jsonl", runFeedback},
+	{"eval", "--set FILE.jsonl [--strategy S|all] [--match M] [--json]", "measure retrieval on a question set",
+		"caprag eval --set ../shared/eval/dev.jsonl --strategy multi-hop", runEval},
+	{"bot", "", "serve the Discord bot (needs DISCORD_TOKEN)",
+		"DISCORD_TOKEN=… DISCORD_GUILD_ID=… caprag bot", runBot},
+	{"model", "fetch [--dir DIR] [--from FILE.tgz]", "download the USE-Lite embedding model into EMBEDDINGS_MODEL_DIR",
+		"caprag model fetch && EMBEDDINGS_PROVIDER=use-lite caprag ingest --reindex", runModel},
+	{"version", "[--json]", "print caprag's version and build",
+		"caprag version", runVersion},
 }
 
 // usageError is a mistake in the command line: exit status 2 with the usage.
@@ -74,11 +86,19 @@ func main() {
 // run executes one command line and returns the exit status: 0 on success, 1 when the work
 // failed, 2 for a bad command line or bad settings.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		printUsage(stdout)
 		if len(args) == 0 {
 			return 2
 		}
+		return 0
+	}
+	if args[0] == "help" {
+		if len(args) > 1 {
+			// caprag help CMD is caprag CMD --help
+			return run(ctx, []string{args[1], "--help"}, stdin, stdout, stderr)
+		}
+		printUsage(stdout)
 		return 0
 	}
 	var cmd *command
@@ -93,11 +113,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	cfg, err := config.Load()
-	if err != nil {
+	if err != nil && !wantsHelp(args[1:]) {
 		fmt.Fprintf(stderr, "caprag: bad settings:\n  %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
 		return 2
 	}
-	a := &app{cfg: cfg, log: newLogger(cfg, stderr), stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{cfg: cfg, log: newLogger(cfg, stderr), stdin: stdin, stdout: stdout, stderr: stderr, cmd: cmd}
 	err = cmd.run(ctx, a, args[1:])
 	var ue usageError
 	switch {
@@ -122,13 +142,49 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
+// wantsHelp reports whether the arguments ask for a command's help (before any "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
+}
+
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "caprag answers rules questions from your group's rulebooks, with sources.")
 	fmt.Fprintln(w, "\nUsage:")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  caprag %-8s %-58s %s\n", c.name, c.args, c.summary)
 	}
-	fmt.Fprintln(w, "\nSettings are environment variables; see README.md.")
+	fmt.Fprintln(w, "\n`caprag COMMAND --help` shows a command's flags and an example.")
+	fmt.Fprintln(w, "Settings are environment variables; see README.md.")
+}
+
+// printHelp shows a command's usage, flags and example.
+func (a *app) printHelp(fs *flag.FlagSet) {
+	c := a.cmd
+	fmt.Fprintf(a.stdout, "usage: caprag %s %s\n\n%s.\n", c.name, c.args, capitalise(c.summary))
+	var n int
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintln(a.stdout, "\nFlags:")
+		fs.SetOutput(a.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	fmt.Fprintf(a.stdout, "\nExample:\n  %s\n", c.example)
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
@@ -143,8 +199,8 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 
 // parseFlags parses flags that may stand before, between or after the positional arguments
 // ("caprag search "grappled" --book rules -k 3") and returns the positional arguments. A lone
-// "--" ends the flags.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+// "--" ends the flags. -h or --help prints the command's help and returns flag.ErrHelp.
+func (a *app) parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var rest []string
 	for i, a := range args {
@@ -157,6 +213,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				a.printHelp(fs)
 				return nil, err
 			}
 			return nil, usageError{err.Error()}

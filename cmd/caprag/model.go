@@ -14,7 +14,7 @@ func runModel(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("model", flag.ContinueOnError)
 	dir := fs.String("dir", a.cfg.EmbeddingsModelDir, "folder for the model files (default: EMBEDDINGS_MODEL_DIR)")
 	from := fs.String("from", "", "install from this package tarball (.tgz) instead of downloading it")
-	rest, err := parseFlags(fs, args)
+	rest, err := a.parseFlags(fs, args)
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/caprag/caprag/embed"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/llm"
 	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
@@ -40,6 +42,11 @@ func (a *app) openBooks(ctx context.Context) (store.Store, bool, error) {
 		return nil, false, fmt.Errorf("listing the books: %w", err)
 	}
 	if len(books) > 0 {
+		// Everything that opens the books searches them: read them now.
+		if err := s.Load(ctx); err != nil {
+			s.Close()
+			return nil, false, err
+		}
 		return s, false, nil
 	}
 	s.Close()
@@ -113,6 +120,9 @@ func (a *app) models() (func(books rag.Retriever) rag.Models, error) {
 			return offline.Models(v)
 		}, nil
 	}
+	if err := a.cfg.RequireModel(); err != nil {
+		return nil, err
+	}
 	m, err := llm.New(a.cfg, llm.Options{HTTPClient: a.httpClient(), Log: a.log})
 	if err != nil {
 		return nil, err
@@ -137,6 +147,11 @@ func (a *app) openServing(ctx context.Context) (*rag.Pipeline, *store.Libraries,
 		if bs, err := shared.Books(ctx); err == nil && len(bs) == 0 {
 			a.log.Info("no shared books ingested yet: a question whose server has no books either is answered from the built-in sample books (caprag ingest PATH loads yours)")
 		}
+		// Answers follow the books' references: link the shared books' lexicon now, not in the
+		// first answer.
+		if lx, ok := shared.(interface{ Lexicon() *lexicon.Lexicon }); ok {
+			lx.Lexicon()
+		}
 	}
 	models, err := a.models()
 	if err != nil {
@@ -157,4 +172,24 @@ func (a *app) openServing(ctx context.Context) (*rag.Pipeline, *store.Libraries,
 		return nil, nil, nil, err
 	}
 	return p, libs, func() { libs.Close() }, nil
+}
+
+// knownBook checks a --book name against the library (case-insensitive): an unknown name is a
+// usage error that lists the books there are.
+func knownBook(ctx context.Context, lib rag.Library, name string) error {
+	books, err := lib.Books(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the books: %w", err)
+	}
+	names := make([]string, len(books))
+	for i, b := range books {
+		if strings.EqualFold(b.Name, name) {
+			return nil
+		}
+		names[i] = fmt.Sprintf("%q", b.Name)
+	}
+	if len(names) == 0 {
+		return usagef("--book %q: no books are ingested (caprag ingest PATH...)", name)
+	}
+	return usagef("--book %q: no book of that name; the books are %s", name, strings.Join(names, ", "))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -141,17 +142,32 @@ func TestDamagedStoreIsNamed(t *testing.T) {
 	if code, _, errOut := caprag(t, "ingest", dir); code != 0 {
 		t.Fatal(errOut)
 	}
-	path := filepath.Join(data, "books", "passages.gob.gz")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	// A damaged manifest stops every command; a damaged book stops those that read it (books
+	// lists from the manifest alone).
+	segs, _ := filepath.Glob(filepath.Join(data, "books", "seg-*"))
+	if len(segs) != 1 {
+		t.Fatalf("segment files: %v", segs)
 	}
-	b[len(b)-3] ^= 0x08
-	os.WriteFile(path, b, 0o644)
-	for _, args := range [][]string{{"books"}, {"search", "move"}, {"ask", "Can it move?"}} {
-		code, out, errOut := caprag(t, args...)
-		if code != 1 || !strings.Contains(errOut, path) || !strings.Contains(errOut, "damaged") || !strings.Contains(errOut, "caprag ingest") || strings.Contains(out, "direction") {
-			t.Fatalf("%s on a damaged store: exit %d\nstdout %s\nstderr %s", args[0], code, out, errOut)
+	for _, c := range []struct {
+		path string
+		cmds [][]string
+	}{
+		{filepath.Join(data, "books", "manifest"), [][]string{{"books"}, {"search", "move"}, {"ask", "Can it move?"}}},
+		{segs[0], [][]string{{"search", "move"}, {"ask", "Can it move?"}}},
+	} {
+		good, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
 		}
+		b := bytes.Clone(good)
+		b[len(b)-3] ^= 0x08
+		os.WriteFile(c.path, b, 0o644)
+		for _, args := range c.cmds {
+			code, out, errOut := caprag(t, args...)
+			if code != 1 || !strings.Contains(errOut, c.path) || !strings.Contains(errOut, "damaged") || !strings.Contains(errOut, "caprag ingest") || strings.Contains(out, "direction") {
+				t.Fatalf("%s on a damaged %s: exit %d\nstdout %s\nstderr %s", args[0], filepath.Base(c.path), code, out, errOut)
+			}
+		}
+		os.WriteFile(c.path, good, 0o644)
 	}
 }

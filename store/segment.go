@@ -1,0 +1,495 @@
+package store
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"unsafe"
+
+	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/passage"
+	"github.com/caprag/caprag/words"
+)
+
+// A segment is one book as the store searches it: its passages and the BM25 postings of its
+// child chunks. It is built once, when the book is stored, encoded into one byte slice
+// (persisted as one file by the embedded store) and read back without recomputing anything:
+// strings point into the slice, the dictionary and postings are arrays used where they lie. A
+// library is a list of segments; what depends on several books (the lexicon: terms and the
+// reference graph) is linked from them (view.go).
+type segment struct {
+	id   string // content hash: same book, same id
+	book string
+	data []byte // the encoded payload; strings below point into it
+
+	ps       []ingest.Passage // children in reading order (Refs unset)
+	parentOf []int32          // child → parent index
+	parents  []parentRec      // in reading order
+	lens     []uint32         // child → tokens counted by BM25
+	totalLen uint64
+
+	// The dictionary and postings are fixed-width arrays used where they lie in the payload:
+	// term i has hash hashes[i] (sorted: terms are found by hash, then compared), text
+	// termText[termOff[i]:termOff[i+1]], and postings postDoc/postTF[postAt[i]:postAt[i+1]].
+	hashes   []uint64
+	termOff  []uint32
+	termText []byte
+	postAt   []uint32
+	postDoc  []uint32
+	postTF   []uint16
+
+	lazy struct {
+		once     sync.Once
+		headings map[string][]int32 // heading key → parents (first parent of each section first)
+		pages    map[int][]int32    // page → parents
+	}
+	vecs vectorsSlot
+}
+
+// parentRec is one parent passage: what the answer writer reads.
+type parentRec struct {
+	id, section, source, text string
+	first                     int32 // its first child
+}
+
+// Segment files begin with a magic string, the CRC-32C (Castagnoli) of the payload and the
+// payload's length. The checksum catches a damaged or cut file before a byte of it is used (it
+// is not a defence against deliberate tampering; nothing on disk is); it costs about a
+// millisecond per 10 MB with the CPU's CRC instruction, so every load verifies every byte.
+var (
+	segMagic = []byte("CPRGSEG\x01")
+	vecMagic = []byte("CPRGVEC\x01")
+	crcTable = crc32.MakeTable(crc32.Castagnoli)
+)
+
+const segFormat = 4
+
+// frameHeader is magic, CRC-32C, 4 bytes of zeros (so that the payload starts 8-aligned) and
+// payload length.
+const frameHeader = 8 + 4 + 4 + 8
+
+// frame wraps a payload in the checked header.
+func frame(magic, payload []byte) []byte {
+	out := make([]byte, 0, frameHeader+len(payload))
+	out = append(out, magic...)
+	out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(payload, crcTable))
+	out = binary.LittleEndian.AppendUint32(out, 0)
+	out = binary.LittleEndian.AppendUint64(out, uint64(len(payload)))
+	return append(out, payload...)
+}
+
+// errDamaged is wrapped by the error for a file whose check fails.
+var errDamaged = errors.New("damaged")
+
+// unframe checks a framed file and returns its payload.
+func unframe(magic, b []byte) ([]byte, error) {
+	if len(b) < frameHeader || string(b[:8]) != string(magic) {
+		return nil, fmt.Errorf("%w: not a caprag file of this kind, or cut short inside its header", errDamaged)
+	}
+	sum := binary.LittleEndian.Uint32(b[8:])
+	if binary.LittleEndian.Uint32(b[12:]) != 0 {
+		return nil, fmt.Errorf("%w: its header is not one caprag writes", errDamaged)
+	}
+	n := binary.LittleEndian.Uint64(b[16:])
+	payload := b[frameHeader:]
+	switch {
+	case uint64(len(payload)) < n:
+		return nil, fmt.Errorf("%w: cut short (%d of %d bytes)", errDamaged, len(payload), n)
+	case uint64(len(payload)) > n:
+		return nil, fmt.Errorf("%w: %d bytes more than its header says", errDamaged, uint64(len(payload))-n)
+	case crc32.Checksum(payload, crcTable) != sum:
+		return nil, fmt.Errorf("%w: its checksum does not match its content", errDamaged)
+	}
+	return payload, nil
+}
+
+// lexTokens are the words BM25 counts for a child: the section's last heading counts twice (rule
+// names live in headings), then the section path and the text.
+func lexTokens(p *ingest.Passage) []string {
+	h := passage.LastHeading(p.Section)
+	return words.Tokens(h + " " + h + " " + p.Section + " " + p.Text)
+}
+
+// encodeSegment derives a book's own index from its passages (in reading order, Book set) and
+// encodes it. The id is a hash of the passages' IDs and the format: the same book gives the
+// same segment.
+func encodeSegment(book string, ps []ingest.Passage) (id string, payload []byte) {
+	h := sha256.New()
+	h.Write([]byte{segFormat})
+	h.Write([]byte(book))
+	var e enc
+	e.uvarint(segFormat)
+	e.str(book)
+	// Parents in order of their first child.
+	parentIdx := map[string]int{}
+	var parents []int // index of each parent's first child
+	for i := range ps {
+		h.Write([]byte{0})
+		h.Write([]byte(ps[i].ID))
+		if _, ok := parentIdx[ps[i].ParentID]; !ok {
+			parentIdx[ps[i].ParentID] = len(parents)
+			parents = append(parents, i)
+		}
+	}
+	e.uvarint(uint64(len(parents)))
+	for _, i := range parents {
+		p := &ps[i]
+		e.str(p.ParentID)
+		e.str(p.Section)
+		e.str(p.Source)
+		e.str(p.Parent)
+		e.uvarint(uint64(i))
+	}
+	postings := map[string][]uint32{} // term → doc, tf pairs
+	e.uvarint(uint64(len(ps)))
+	for i := range ps {
+		p := &ps[i]
+		toks := lexTokens(p)
+		tf := map[string]uint32{}
+		for _, t := range toks {
+			tf[t]++
+		}
+		for t, n := range tf {
+			postings[t] = append(postings[t], uint32(i), n)
+		}
+		e.str(p.ID)
+		e.uvarint(uint64(parentIdx[p.ParentID]))
+		e.uvarint(uint64(p.Position))
+		e.uvarint(uint64(p.Page))
+		e.uvarint(uint64(len(toks)))
+		e.str(p.Text)
+	}
+	terms := slices.Collect(maps.Keys(postings))
+	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(termHash(a), termHash(b)), cmp.Compare(a, b)) })
+	nPost, blob := 0, 0
+	for _, t := range terms {
+		nPost += len(postings[t]) / 2
+		blob += len(t)
+	}
+	e.uvarint(uint64(len(terms)))
+	e.uvarint(uint64(nPost))
+	e.uvarint(uint64(blob))
+	e.align()
+	for _, t := range terms {
+		e.b = binary.LittleEndian.AppendUint64(e.b, termHash(t))
+	}
+	at := uint32(0)
+	e.b = binary.LittleEndian.AppendUint32(e.b, 0)
+	for _, t := range terms {
+		at += uint32(len(postings[t]) / 2)
+		e.b = binary.LittleEndian.AppendUint32(e.b, at)
+	}
+	at = 0
+	e.b = binary.LittleEndian.AppendUint32(e.b, 0)
+	for _, t := range terms {
+		at += uint32(len(t))
+		e.b = binary.LittleEndian.AppendUint32(e.b, at)
+	}
+	for _, t := range terms {
+		e.b = append(e.b, t...)
+	}
+	e.align()
+	for _, t := range terms {
+		pl := postings[t]
+		slices.SortFunc(pairs(pl), func(a, b [2]uint32) int { return cmp.Compare(a[0], b[0]) })
+		for j := 0; j < len(pl); j += 2 {
+			e.b = binary.LittleEndian.AppendUint32(e.b, pl[j])
+		}
+	}
+	for _, t := range terms {
+		pl := postings[t]
+		for j := 1; j < len(pl); j += 2 {
+			e.b = binary.LittleEndian.AppendUint16(e.b, uint16(min(pl[j], 0xffff)))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12]), e.b
+}
+
+// pairs views a slice of (doc, tf) uint32 pairs as [2]uint32 elements for sorting.
+func pairs(s []uint32) [][2]uint32 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*[2]uint32)(unsafe.Pointer(&s[0])), len(s)/2)
+}
+
+// decodeSegment reads an encoded segment. The strings of the result point into payload, which
+// must not change afterwards.
+func decodeSegment(id string, payload []byte) (s *segment, err error) {
+	d := dec{b: payload}
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("%w: its content cannot be decoded (%v)", errDamaged, r)
+		}
+	}()
+	if f := d.uvarint(); f != segFormat {
+		return nil, fmt.Errorf("segment format %d, this caprag reads %d: run `caprag ingest --reindex` or ingest the books again", f, segFormat)
+	}
+	s = &segment{id: id, data: payload, book: d.str()}
+	s.parents = make([]parentRec, d.count(5))
+	for i := range s.parents {
+		p := &s.parents[i]
+		p.id, p.section, p.source, p.text = d.str(), d.str(), d.str(), d.str()
+		p.first = int32(d.uvarint())
+	}
+	n := d.count(6)
+	s.ps = make([]ingest.Passage, n)
+	s.parentOf = make([]int32, n)
+	s.lens = make([]uint32, n)
+	for i := range s.ps {
+		id := d.str()
+		pi := d.uvarint()
+		pos, page, length := d.uvarint(), d.uvarint(), d.uvarint()
+		text := d.str()
+		par := &s.parents[pi]
+		s.ps[i] = ingest.Passage{
+			ID: id, ParentID: par.id, Book: s.book, Section: par.section, Page: int(page),
+			Source: par.source, Position: int(pos), Text: text, Parent: par.text,
+		}
+		s.parentOf[i] = int32(pi)
+		s.lens[i] = uint32(length)
+		s.totalLen += length
+	}
+	nt, nPost, blob := d.count(16), d.count(6), d.count(1)
+	d.align()
+	s.hashes = u64s(d.bytes(8 * nt))
+	s.postAt = u32s(d.bytes(4 * (nt + 1)))
+	s.termOff = u32s(d.bytes(4 * (nt + 1)))
+	s.termText = d.bytes(blob)
+	d.align()
+	s.postDoc = u32s(d.bytes(4 * nPost))
+	s.postTF = u16s(d.bytes(2 * nPost))
+	if d.off != len(payload) {
+		return nil, fmt.Errorf("%w: %d bytes left over", errDamaged, len(payload)-d.off)
+	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// check verifies what searches read without further checks: parents' first children and every
+// posting list (in range, in order), so that a segment that decodes can be searched.
+func (s *segment) check() error {
+	for i := range s.parents {
+		if f := s.parents[i].first; f < 0 || int(f) >= len(s.ps) {
+			return fmt.Errorf("%w: a parent's first child is out of range", errDamaged)
+		}
+	}
+	nt := len(s.hashes)
+	if s.postAt[0] != 0 || int(s.postAt[nt]) != len(s.postDoc) || s.termOff[0] != 0 || int(s.termOff[nt]) != len(s.termText) {
+		return fmt.Errorf("%w: the dictionary does not add up", errDamaged)
+	}
+	for i := 0; i < nt; i++ {
+		if s.postAt[i+1] < s.postAt[i] || s.termOff[i+1] < s.termOff[i] || i > 0 && s.hashes[i] < s.hashes[i-1] {
+			return fmt.Errorf("%w: the dictionary is out of order", errDamaged)
+		}
+	}
+	n := uint32(len(s.ps))
+	for i, d := range s.postDoc {
+		if d >= n || s.postTF[i] == 0 {
+			return fmt.Errorf("%w: a posting past the last child", errDamaged)
+		}
+	}
+	return nil
+}
+
+// termAt is the text of term i.
+func (s *segment) termAt(i int) string {
+	b := s.termText[s.termOff[i]:s.termOff[i+1]]
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// termDF is the number of children holding term i.
+func (s *segment) termDF(i int) int { return int(s.postAt[i+1] - s.postAt[i]) }
+
+// term returns the index of t in the segment's dictionary, or -1.
+func (s *segment) term(t string) int {
+	return s.termHashed(t, termHash(t))
+}
+
+// termHashed is term with t's hash computed once for every book.
+func (s *segment) termHashed(t string, h uint64) int {
+	i, _ := slices.BinarySearch(s.hashes, h)
+	for ; i < len(s.hashes) && s.hashes[i] == h; i++ {
+		if s.termAt(i) == t {
+			return i
+		}
+	}
+	return -1
+}
+
+// termHash is the 64-bit FNV-1a hash of a term: the dictionary is sorted by it, so that finding
+// a term in each of many books compares integers, not strings.
+func termHash(t string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(t); i++ {
+		h ^= uint64(t[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// postings returns the children and term frequencies of term i.
+func (s *segment) postings(i int) ([]uint32, []uint16) {
+	lo, hi := s.postAt[i], s.postAt[i+1]
+	return s.postDoc[lo:hi], s.postTF[lo:hi]
+}
+
+// lookups builds the heading and page lookups on first use.
+func (s *segment) lookups() {
+	s.lazy.once.Do(func() {
+		s.lazy.headings = map[string][]int32{}
+		s.lazy.pages = map[int][]int32{}
+		for i := range s.parents {
+			for _, k := range headingKeys(s.parents[i].section) {
+				s.lazy.headings[k] = append(s.lazy.headings[k], int32(i))
+			}
+			if pg := s.ps[s.parents[i].first].Page; pg > 0 {
+				s.lazy.pages[pg] = append(s.lazy.pages[pg], int32(i))
+			}
+		}
+	})
+}
+
+// headings returns the parents whose section's last heading has key k.
+func (s *segment) headings(k string) []int32 { s.lookups(); return s.lazy.headings[k] }
+
+// page returns the parents on a printed page.
+func (s *segment) page(p string) []int32 {
+	n, err := strconv.Atoi(p)
+	if err != nil || strconv.Itoa(n) != p {
+		return nil
+	}
+	s.lookups()
+	return s.lazy.pages[n]
+}
+
+// headingKeySet lists the segment's heading keys (for prefix lookups).
+func (s *segment) headingKeySet() map[string][]int32 { s.lookups(); return s.lazy.headings }
+
+// enc appends varints and length-prefixed strings.
+type enc struct{ b []byte }
+
+// align pads to a multiple of 8 bytes, where fixed-width arrays start.
+func (e *enc) align() {
+	for len(e.b)%8 != 0 {
+		e.b = append(e.b, 0)
+	}
+}
+
+// align skips the padding enc.align wrote.
+func (d *dec) align() {
+	for d.off%8 != 0 {
+		d.bytes(1)
+	}
+}
+
+// littleEndian: the arrays of a payload are used in place on little-endian machines (all that Go
+// runs caprag on in practice) and copied elsewhere.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+func aligned(b []byte, n uintptr) bool {
+	return len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%n == 0
+}
+
+// u64s, u32s and u16s view little-endian arrays in b as Go slices: in place when the machine
+// and b's alignment allow, else copied.
+func u64s(b []byte) []uint64 {
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && aligned(b, 8) {
+		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
+	}
+	out := make([]uint64, len(b)/8)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
+}
+
+func u32s(b []byte) []uint32 {
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && aligned(b, 4) {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+	}
+	out := make([]uint32, len(b)/4)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
+}
+
+func u16s(b []byte) []uint16 {
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && aligned(b, 2) {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+	}
+	out := make([]uint16, len(b)/2)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return out
+}
+
+func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+
+// dec reads what enc wrote; it panics on malformed input (decodeSegment recovers).
+type dec struct {
+	b   []byte
+	off int
+}
+
+func (d *dec) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		panic("bad varint")
+	}
+	d.off += n
+	return v
+}
+
+// count reads a number of items each taking at least min bytes, and refuses one larger than
+// what is left could hold (a damaged count must not allocate without bound).
+func (d *dec) count(min int) int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)-d.off)/uint64(min) {
+		panic("a count larger than the bytes left")
+	}
+	return int(n)
+}
+
+func (d *dec) bytes(n int) []byte {
+	if n < 0 || n > len(d.b)-d.off {
+		panic("length past the end")
+	}
+	b := d.b[d.off : d.off+n : d.off+n]
+	d.off += n
+	return b
+}
+
+// str returns a string that shares the decoder's bytes (they are never written again).
+func (d *dec) str() string {
+	b := d.bytes(int(d.uvarint()))
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
