@@ -147,4 +147,6 @@ type scopeBooks struct {
 	library string
 }
 
-func (b scopeBooks) Books(ctx context.Context) ([]rag.BookInfo, error) { return b.p.Books(ctx, b.library) }
+func (b scopeBooks) Books(ctx context.Context) ([]rag.BookInfo, error) {
+	return b.p.Books(ctx, b.library)
+}
