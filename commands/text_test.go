@@ -154,7 +154,7 @@ func TestMaskedLinksAreDefanged(t *testing.T) {
 	}
 	r := &capture{}
 	h := New(Options{Answerer: books{{Name: "Errata " + link, Passages: 3}}})
-	if err := h.books(context.Background(), r, &discordgo.Interaction{}); err != nil {
+	if err := h.listBooks(context.Background(), r, &discordgo.Interaction{}); err != nil {
 		t.Fatal(err)
 	}
 	if d := r.responses[0].Data.Embeds[0].Description; hasMaskedLink(d) || !strings.Contains(d, "errata portal") {
@@ -250,7 +250,7 @@ func FuzzAnswerMessages(f *testing.F) {
 // books is an Answerer with a fixed list of books.
 type books []rag.BookInfo
 
-func (b books) Books(context.Context) ([]rag.BookInfo, error)           { return b, nil }
+func (b books) Books(context.Context, string) ([]rag.BookInfo, error)   { return b, nil }
 func (b books) Answer(context.Context, rag.Request) (rag.Answer, error) { return rag.Answer{}, nil }
 
 // capture is a Responder that records what it is asked to send.

@@ -90,6 +90,27 @@ type Config struct {
 	AnswerTimeout         time.Duration `envconfig:"ANSWER_TIMEOUT" default:"2m"`
 	ShutdownTimeout       time.Duration `envconfig:"SHUTDOWN_TIMEOUT" default:"30s"`
 
+	// Servers: books added from Discord, fair use, and the bot's memory across restarts.
+	// MaxUploadMB is the largest book file /books add accepts, in MiB.
+	MaxUploadMB int `envconfig:"MAX_UPLOAD_MB" default:"50"`
+	// IngestJobs is how many books added from Discord are read at once, across all servers
+	// (one per server at a time).
+	IngestJobs int `envconfig:"INGEST_JOBS" default:"2"`
+	// BooksRefresh is how often the bot looks for books another process (caprag ingest)
+	// changed, per library, when a question reads it.
+	BooksRefresh time.Duration `envconfig:"BOOKS_REFRESH" default:"5s"`
+	// RateLimitUser and RateLimitServer are the questions per minute one player, and one
+	// server, may ask (0: no limit).
+	RateLimitUser   int `envconfig:"RATE_LIMIT_USER" default:"6"`
+	RateLimitServer int `envconfig:"RATE_LIMIT_SERVER" default:"60"`
+	// Answer records (behind the buttons), thread histories and feedback votes are kept in
+	// DATA_DIR/state.db: at most so many, each for at most so long.
+	AnswerRecordsMax int           `envconfig:"ANSWER_RECORDS_MAX" default:"20000"`
+	AnswerRecordsTTL time.Duration `envconfig:"ANSWER_RECORDS_TTL" default:"720h"`
+	ThreadsMax       int           `envconfig:"THREADS_MAX" default:"5000"`
+	ThreadsTTL       time.Duration `envconfig:"THREADS_TTL" default:"168h"`
+	FeedbackMax      int           `envconfig:"FEEDBACK_MAX" default:"100000"`
+
 	// Logs.
 	LogLevel  string `envconfig:"LOG_LEVEL" default:"info"`
 	LogFormat string `envconfig:"LOG_FORMAT" default:"text"`
@@ -212,6 +233,16 @@ func (c Config) Validate() error {
 	between("CACHE_MAX_ENTRIES", c.CacheMaxEntries, 0, 1_000_000)
 	between("MAX_FILE_MB", c.MaxFileMB, 1, 4096)
 	between("MAX_BOOK_TEXT_MB", c.MaxBookTextMB, 1, 1024)
+	between("MAX_UPLOAD_MB", c.MaxUploadMB, 1, 4096)
+	between("INGEST_JOBS", c.IngestJobs, 1, 16)
+	between("RATE_LIMIT_USER", c.RateLimitUser, 0, 1000)
+	between("RATE_LIMIT_SERVER", c.RateLimitServer, 0, 100_000)
+	between("ANSWER_RECORDS_MAX", c.AnswerRecordsMax, 1, 10_000_000)
+	between("THREADS_MAX", c.ThreadsMax, 1, 10_000_000)
+	between("FEEDBACK_MAX", c.FeedbackMax, 1, 100_000_000)
+	positive("ANSWER_RECORDS_TTL", c.AnswerRecordsTTL, 0)
+	positive("THREADS_TTL", c.ThreadsTTL, 0)
+	positive("BOOKS_REFRESH", c.BooksRefresh, time.Hour)
 	if c.StoreLockTimeout < 0 {
 		errs = append(errs, &Error{Var: "STORE_LOCK_TIMEOUT", Value: c.StoreLockTimeout.String(), Accepted: `a duration of 0 (do not wait) or more, such as "2m"`})
 	}

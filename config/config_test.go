@@ -57,6 +57,16 @@ func TestInvalidSettingsNameVariableAndAcceptedValues(t *testing.T) {
 		{"LLM_RETRY_MAX_WAIT", "1h", "up to 10m"},
 		{"LLM_MAX_CONNS", "0", "from 1"},
 		{"ANTHROPIC_BASE_URL", "gateway.local", "http"},
+		{"MAX_UPLOAD_MB", "0", "from 1 to 4096"},
+		{"INGEST_JOBS", "0", "from 1 to 16"},
+		{"RATE_LIMIT_USER", "-1", "from 0 to 1000"},
+		{"RATE_LIMIT_SERVER", "many", "whole number"},
+		{"ANSWER_RECORDS_MAX", "0", "from 1"},
+		{"ANSWER_RECORDS_TTL", "0s", "positive duration"},
+		{"THREADS_MAX", "0", "from 1"},
+		{"THREADS_TTL", "week", "duration"},
+		{"FEEDBACK_MAX", "0", "from 1"},
+		{"BOOKS_REFRESH", "2h", "up to 1h0m0s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+"="+tc.value, func(t *testing.T) {

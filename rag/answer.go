@@ -12,6 +12,9 @@ type Request struct {
 	Question string
 	// Books restricts retrieval to these books; empty means all.
 	Books []string
+	// Library is the library whose books (with the shared ones) answer the question, with a
+	// PipelineOptions.Scoper: a Discord server's ID; "" is the shared library alone.
+	Library string
 	// Strategy names the retrieval strategy ("multi-hop", "multi-question"); empty means the
 	// configured default.
 	Strategy string
@@ -65,6 +68,9 @@ type Source struct {
 type BookInfo struct {
 	Name     string `json:"name"`
 	Passages int    `json:"passages"`
+	// Library is the library that holds the book when a scope lists several: a server's ID, ""
+	// for the shared library.
+	Library string `json:"library,omitempty"`
 }
 
 // Library is implemented by retrievers that can list their books (found by type assertion).

@@ -44,13 +44,28 @@ type Versioner interface {
 	Version(ctx context.Context) (string, error)
 }
 
+// Scoper gives the books the questions of one library read: that library's own and the shared
+// ones, never another library's (store.Libraries implements it). The library "" is the shared
+// library alone. The Retriever it returns may also implement ReferenceResolver, Library and
+// Versioner, found by type assertion; its Version must differ from every other scope's whenever
+// its books differ.
+type Scoper interface {
+	Scope(ctx context.Context, library string) (Retriever, error)
+}
+
 // PipelineOptions configure a Pipeline.
 type PipelineOptions struct {
-	Retriever  Retriever
-	Resolver   ReferenceResolver // optional
-	Library    Library           // optional: Books
-	Versioner  Versioner         // optional: cache keys include the version
-	Models     Models
+	Retriever Retriever
+	Resolver  ReferenceResolver // optional
+	Library   Library           // optional: Books
+	Versioner Versioner         // optional: cache keys include the version
+	// Scoper, when set, replaces Retriever, Resolver, Library and Versioner: each question
+	// reads the books of its Request.Library.
+	Scoper Scoper
+	Models Models
+	// ModelsFor, when set, gives the roles for the books a question reads (the scope's
+	// retriever): the offline roles read those books' words. Models is used otherwise.
+	ModelsFor  func(books Retriever) Models
 	Strategy   string // default strategy
 	MaxHops    int
 	MaxQueries int
@@ -79,7 +94,7 @@ type Pipeline struct {
 
 // NewPipeline checks the options and builds a pipeline.
 func NewPipeline(o PipelineOptions) (*Pipeline, error) {
-	if o.Retriever == nil || o.Models.Writer == nil {
+	if (o.Retriever == nil && o.Scoper == nil) || (o.Models.Writer == nil && o.ModelsFor == nil) {
 		return nil, errors.New("a pipeline needs a retriever and a writer")
 	}
 	if o.Strategy == "" {
@@ -113,23 +128,69 @@ func cmpOr(v, def int) int {
 
 func validStrategy(s string) bool { return s == StrategyMultiHop || s == StrategyMultiQuestion }
 
-// Strategy builds the named strategy.
+// Strategy builds the named strategy over the pipeline's books (the shared library's, with a
+// Scoper).
 func (p *Pipeline) Strategy(name string) (Strategy, error) {
+	sh, err := p.shelf(context.Background(), "")
+	if err != nil {
+		return nil, err
+	}
+	return p.strategy(name, sh)
+}
+
+func (p *Pipeline) strategy(name string, sh shelf) (Strategy, error) {
 	switch name {
 	case StrategyMultiHop:
-		return MultiHop{Retriever: p.o.Retriever, Resolver: p.o.Resolver, Expander: p.o.Models.Expander, Analyzer: p.o.Models.Analyzer, TopK: p.o.TopK, MaxHops: p.o.MaxHops, MaxQueries: p.o.MaxQueries}, nil
+		return MultiHop{Retriever: sh.retriever, Resolver: sh.resolver, Expander: sh.models.Expander, Analyzer: sh.models.Analyzer, TopK: p.o.TopK, MaxHops: p.o.MaxHops, MaxQueries: p.o.MaxQueries}, nil
 	case StrategyMultiQuestion:
-		return MultiQuestion{Retriever: p.o.Retriever, Expander: p.o.Models.Expander, TopK: p.o.TopK, MaxQueries: p.o.MaxQueries}, nil
+		return MultiQuestion{Retriever: sh.retriever, Expander: sh.models.Expander, TopK: p.o.TopK, MaxQueries: p.o.MaxQueries}, nil
 	}
 	return nil, &StrategyError{name}
 }
 
-// Books lists the books the pipeline answers from.
-func (p *Pipeline) Books(ctx context.Context) ([]BookInfo, error) {
-	if p.o.Library == nil {
+// shelf is the books one question reads, with what it can do and the roles that read them.
+type shelf struct {
+	retriever Retriever
+	resolver  ReferenceResolver
+	library   Library
+	versioner Versioner
+	models    Models
+}
+
+// shelf returns the books of a library (with a Scoper) or the pipeline's books.
+func (p *Pipeline) shelf(ctx context.Context, library string) (shelf, error) {
+	if p.o.Scoper == nil {
+		sh := shelf{retriever: p.o.Retriever, resolver: p.o.Resolver, library: p.o.Library, versioner: p.o.Versioner, models: p.o.Models}
+		if p.o.ModelsFor != nil {
+			sh.models = p.o.ModelsFor(p.o.Retriever)
+		}
+		return sh, nil
+	}
+	r, err := p.o.Scoper.Scope(ctx, library)
+	if err != nil {
+		return shelf{}, fmt.Errorf("opening the books: %w", err)
+	}
+	sh := shelf{retriever: r, models: p.o.Models}
+	sh.resolver, _ = r.(ReferenceResolver)
+	sh.library, _ = r.(Library)
+	sh.versioner, _ = r.(Versioner)
+	if p.o.ModelsFor != nil {
+		sh.models = p.o.ModelsFor(r)
+	}
+	return sh, nil
+}
+
+// Books lists the books the questions of a library read (its own and the shared ones; "" the
+// shared library alone, or the pipeline's books without a Scoper).
+func (p *Pipeline) Books(ctx context.Context, library string) ([]BookInfo, error) {
+	sh, err := p.shelf(ctx, library)
+	if err != nil {
+		return nil, err
+	}
+	if sh.library == nil {
 		return nil, nil
 	}
-	return p.o.Library.Books(ctx)
+	return sh.library.Books(ctx)
 }
 
 // Result is an answer with the state its strategy left (for evaluation).
@@ -158,9 +219,13 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	if !validStrategy(strategy) {
 		return Result{}, &StrategyError{strategy}
 	}
+	sh, err := p.shelf(ctx, req.Library)
+	if err != nil {
+		return Result{}, err
+	}
 	ctx, calls := withModelCalls(ctx)
-	if len(req.History) > 0 && p.o.Models.Rewriter != nil {
-		q, err := p.o.Models.Rewriter.Rewrite(ctx, question, req.History)
+	if len(req.History) > 0 && sh.models.Rewriter != nil {
+		q, err := sh.models.Rewriter.Rewrite(ctx, question, req.History)
 		if err != nil {
 			return Result{}, fmt.Errorf("rewriting the follow-up: %w", err)
 		}
@@ -168,7 +233,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 			question = strings.TrimSpace(q)
 		}
 	}
-	key, err := p.key(ctx, question, strategy, req.Books)
+	key, err := p.key(ctx, sh, question, strategy, req.Books)
 	if err != nil {
 		return Result{}, err
 	}
@@ -183,7 +248,7 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 		}
 	}
 	res, err := p.once(ctx, key, req.Progress, func(progress ProgressFunc) (Result, error) {
-		return p.run(ctx, key, question, strategy, req, progress)
+		return p.run(ctx, sh, key, question, strategy, req, progress)
 	})
 	if err != nil {
 		return Result{}, err
@@ -194,8 +259,8 @@ func (p *Pipeline) Run(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
-func (p *Pipeline) run(ctx context.Context, key, question, strategy string, req Request, progress ProgressFunc) (Result, error) {
-	st, err := p.Strategy(strategy)
+func (p *Pipeline) run(ctx context.Context, sh shelf, key, question, strategy string, req Request, progress ProgressFunc) (Result, error) {
+	st, err := p.strategy(strategy, sh)
 	if err != nil {
 		return Result{}, err
 	}
@@ -221,7 +286,7 @@ func (p *Pipeline) run(ctx context.Context, key, question, strategy string, req 
 	if len(docs) == 0 {
 		a.Text = "The books I have do not cover this: no passage matched the question."
 	} else {
-		text, err := p.o.Models.Writer.Write(ctx, question, docs, req.History)
+		text, err := sh.models.Writer.Write(ctx, question, docs, req.History)
 		if err != nil {
 			return Result{}, fmt.Errorf("writing the answer: %w", err)
 		}
@@ -351,11 +416,12 @@ func (p *Pipeline) evictOldest() {
 	}
 }
 
-// key is the cache key: normalised question, strategy, book filter and books' version.
-func (p *Pipeline) key(ctx context.Context, question, strategy string, books []string) (string, error) {
+// key is the cache key: normalised question, strategy, book filter and the version of the books
+// read (with a Scoper, the scope's: questions of scopes with other books never share a key).
+func (p *Pipeline) key(ctx context.Context, sh shelf, question, strategy string, books []string) (string, error) {
 	version := ""
-	if p.o.Versioner != nil {
-		v, err := p.o.Versioner.Version(ctx)
+	if sh.versioner != nil {
+		v, err := sh.versioner.Version(ctx)
 		if err != nil {
 			return "", fmt.Errorf("reading the books' version: %w", err)
 		}

@@ -331,3 +331,48 @@ func TestWriterKeepsItsShareOfTheDeadline(t *testing.T) {
 		t.Errorf("the writer started with %s left", w.left)
 	}
 }
+
+// scopes is a fake Scoper: each library's corpus, with its version.
+type scopes map[string]*versioned
+
+type versioned struct {
+	*corpus
+	v string
+}
+
+func (v *versioned) Version(context.Context) (string, error) { return v.v, nil }
+
+func (s scopes) Scope(_ context.Context, library string) (rag.Retriever, error) {
+	return s[library], nil
+}
+
+// TestScopedQuestionsReadTheirLibrary: with a Scoper, a question reads its Request.Library's
+// books only, and a cached answer of one library is never given in another whose books differ,
+// even for the same question.
+func TestScopedQuestionsReadTheirLibrary(t *testing.T) {
+	s := scopes{
+		"":  {newCorpus().add("fumble", doc("SRD", "Fumbles", "No fumble rule.")), "shared"},
+		"A": {newCorpus().add("fumble", doc("House A", "Fumbles", "Drop your weapon on a 1.")), "shared|A1"},
+		"B": {newCorpus().add("fumble", doc("House B", "Fumbles", "Lose your next turn on a 1.")), "shared|B1"},
+	}
+	p, err := rag.NewPipeline(rag.PipelineOptions{Scoper: s, Models: rag.Models{Writer: &echoWriter{}}, Strategy: rag.StrategyMultiQuestion, CacheTTL: time.Hour, CacheMax: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, lib := range []string{"A", "B", "", "A", "B"} {
+		a, err := p.Answer(ctx, rag.Request{Question: "fumble", Library: lib})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"": "SRD", "A": "House A", "B": "House B"}[lib]
+		if len(a.Sources) != 1 || a.Sources[0].Book != want {
+			t.Fatalf("library %q answered from %+v, want %s", lib, a.Sources, want)
+		}
+	}
+	for lib, c := range s {
+		if n := c.calls.Load(); n != 1 {
+			t.Errorf("library %q searched %d times, want once (then the cache)", lib, n)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -51,6 +52,10 @@ type Chroma struct {
 	embedder string // the embedder the collection's vectors were made with
 	lockPath string
 	lockOpt  LockOptions
+	// published is the books' version last read from or written to the collection's metadata
+	// (refresh.go); pmu guards it.
+	pmu       sync.Mutex
+	published string
 }
 
 // chromaLockPath is the lock of one collection under DATA_DIR/locks: the collection's name for
@@ -103,9 +108,8 @@ func OpenChroma(ctx context.Context, co ChromaOptions, opts Options) (*Chroma, e
 		client.Close()
 		return nil, err
 	}
-	if c.lockPath != "" {
-		c.beginWrite = c.lockForWrite
-	}
+	c.beginWrite = c.lockForWrite
+	c.published, _ = col.Metadata().GetString(versionKey)
 	return c, nil
 }
 
@@ -150,8 +154,12 @@ func (c *Chroma) locked(ctx context.Context, mode LockMode, f func() error) erro
 }
 
 // lockForWrite takes the collection's writer lock and reads the collection again, so that a
-// change is made to what other processes have written meanwhile.
+// change is made to what other processes have written meanwhile. When the change is done, its
+// version is published in the collection's metadata (refresh.go) before the lock is released.
 func (c *Chroma) lockForWrite(ctx context.Context) (func(), error) {
+	if c.lockPath == "" {
+		return func() { c.publish(ctx) }, nil
+	}
 	l, err := Lock(ctx, c.lockPath, Exclusive, c.lockOpt)
 	if err != nil {
 		return nil, fmt.Errorf("writing the books: %w", err)
@@ -160,7 +168,7 @@ func (c *Chroma) lockForWrite(ctx context.Context) (func(), error) {
 		l.Unlock()
 		return nil, err
 	}
-	return func() { l.Unlock() }, nil
+	return func() { c.publish(ctx); l.Unlock() }, nil
 }
 
 // load reads every record's text and metadata (not its vector) into one segment per book.
@@ -209,8 +217,15 @@ func (c *Chroma) load(ctx context.Context) error {
 		}
 		ready = append(ready, &built{seg: seg, payload: payload})
 	}
+	// Books another process removed are dropped from the view.
+	var gone []string
+	for _, sh := range c.cur.Load().shelves {
+		if byBook[sh.name] == nil {
+			gone = append(gone, sh.name)
+		}
+	}
 	// The records are on the server already: link the books without storing them again.
-	if err := c.apply(ctx, ready, nil, false); err != nil {
+	if err := c.apply(ctx, ready, gone, false); err != nil {
 		return err
 	}
 	for _, sh := range c.cur.Load().shelves {

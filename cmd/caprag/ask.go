@@ -38,7 +38,12 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 	strategy := fs.String("strategy", "", "multi-hop or multi-question (default: RETRIEVAL_STRATEGY)")
 	book := fs.String("book", "", "answer from this book only")
 	asJSON := fs.Bool("json", false, "print JSON")
+	server := fs.String("server", "", "answer as in this Discord server: from its books and the shared ones")
 	rest, err := a.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	lib, err := library(*server)
 	if err != nil {
 		return err
 	}
@@ -54,9 +59,9 @@ func runAsk(ctx context.Context, a *app, args []string) error {
 		return err
 	}
 	defer closeStore()
-	req := rag.Request{Question: question, Strategy: *strategy, Progress: progressPrinter(a.stderr)}
+	req := rag.Request{Question: question, Strategy: *strategy, Library: lib, Progress: progressPrinter(a.stderr)}
 	if *book != "" {
-		if err := knownBook(ctx, p, *book); err != nil {
+		if err := knownBook(ctx, scopeBooks{p, lib}, *book); err != nil {
 			return err
 		}
 		req.Books = []string{*book}
@@ -134,4 +139,14 @@ func printAnswer(w io.Writer, ans rag.Answer) {
 		took = fmt.Sprintf("%.1f ms", float64(ans.Elapsed.Microseconds())/1000)
 	}
 	fmt.Fprintf(w, "\n(%s, %d %s, %s%s)\n", ans.Strategy, len(ans.Hops), plural(len(ans.Hops), "hop", "hops"), took, cached)
+}
+
+// scopeBooks lists the books a library's questions read.
+type scopeBooks struct {
+	p       *rag.Pipeline
+	library string
+}
+
+func (b scopeBooks) Books(ctx context.Context) ([]rag.BookInfo, error) {
+	return b.p.Books(ctx, b.library)
 }

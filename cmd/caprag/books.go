@@ -22,7 +22,12 @@ func runBooks(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("books", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	page := fs.Int("page", 0, "with show: only the passages cited on this page")
+	server := fs.String("server", "", "the Discord server whose library to list or change (default: every library to list, the shared one to change)")
 	rest, err := a.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	lib, err := library(*server)
 	if err != nil {
 		return err
 	}
@@ -32,7 +37,10 @@ func runBooks(ctx context.Context, a *app, args []string) error {
 	if *page != 0 && (len(rest) == 0 || rest[0] != "show") {
 		return usagef("--page goes with show")
 	}
-	s, err := a.openStore(ctx, func(holder string) {
+	if len(rest) == 0 && *server == "" {
+		return listLibraries(ctx, a, *asJSON)
+	}
+	s, err := a.openLibrary(ctx, lib, func(holder string) {
 		fmt.Fprintf(a.stderr, "waiting: %s is changing the books (at most STORE_LOCK_TIMEOUT=%s)\n", holder, a.cfg.StoreLockTimeout)
 	})
 	if err != nil {
@@ -56,11 +64,18 @@ func runBooks(ctx context.Context, a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	for i := range books {
+		books[i].Library = lib
+	}
 	if *asJSON {
 		if books == nil {
 			books = []rag.BookInfo{}
 		}
 		return writeJSON(a.stdout, books)
+	}
+	if len(books) == 0 && lib != "" {
+		fmt.Fprintf(a.stdout, "server %s has no books yet\n", lib)
+		return nil
 	}
 	if len(books) == 0 {
 		fmt.Fprintln(a.stdout, "no books ingested yet (caprag ingest PATH...); caprag ask answers from the built-in sample books meanwhile")
@@ -68,6 +83,53 @@ func runBooks(ctx context.Context, a *app, args []string) error {
 	}
 	for _, b := range books {
 		fmt.Fprintf(a.stdout, "%-40s %6d passages\n", b.Name, b.Passages)
+	}
+	return nil
+}
+
+// listLibraries lists the books of every library: the shared one, then each server's.
+func listLibraries(ctx context.Context, a *app, asJSON bool) error {
+	servers, err := store.ListLibraries(ctx, a.cfg)
+	if err != nil {
+		return err
+	}
+	all := []rag.BookInfo{}
+	for _, id := range append([]string{store.SharedLibrary}, servers...) {
+		s, err := a.openLibrary(ctx, id, nil)
+		if err != nil {
+			return err
+		}
+		bs, err := s.Books(ctx)
+		s.Close()
+		if err != nil {
+			return err
+		}
+		for _, b := range bs {
+			b.Library = id
+			all = append(all, b)
+		}
+	}
+	if asJSON {
+		return writeJSON(a.stdout, all)
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(a.stdout, "no books ingested yet (caprag ingest PATH...); caprag ask answers from the built-in sample books meanwhile")
+		return nil
+	}
+	last := "-"
+	for _, b := range all {
+		if b.Library != last {
+			if last != "-" {
+				fmt.Fprintln(a.stdout)
+			}
+			if b.Library == "" {
+				fmt.Fprintln(a.stdout, "shared library (every server):")
+			} else {
+				fmt.Fprintf(a.stdout, "server %s:\n", b.Library)
+			}
+			last = b.Library
+		}
+		fmt.Fprintf(a.stdout, "  %-38s %6d passages\n", b.Name, b.Passages)
 	}
 	return nil
 }

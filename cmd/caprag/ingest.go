@@ -31,7 +31,12 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	book := fs.String("book", "", "book name (one file only; default: the PDF title or the file name)")
 	reindex := fs.Bool("reindex", false, "embed every stored book again with the configured embedder (EMBEDDINGS_PROVIDER), e.g. after changing it")
+	server := fs.String("server", "", "the Discord server whose library gets the books (default: the shared library)")
 	paths, err := a.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	lib, err := library(*server)
 	if err != nil {
 		return err
 	}
@@ -55,7 +60,7 @@ func runIngest(ctx context.Context, a *app, args []string) error {
 		return usagef("--book names one book, but %d files were given", len(files))
 	}
 	bar := newProgress(a.stderr)
-	s, err := a.openStore(ctx, func(holder string) {
+	s, err := a.openLibrary(ctx, lib, func(holder string) {
 		bar.line("waiting: " + holder + " is changing the books (at most STORE_LOCK_TIMEOUT=" + a.cfg.StoreLockTimeout.String() + ")")
 	})
 	if err != nil {

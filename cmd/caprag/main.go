@@ -44,14 +44,16 @@ type command struct {
 
 // commands lists the subcommands in the order `caprag help` shows them.
 var commands = []command{
-	{"ask", `"question" [--strategy S] [--book B] [--json]`, "answer a rules question with cited sources",
+	{"ask", `"question" [--strategy S] [--book B] [--server ID] [--json]`, "answer a rules question with cited sources",
 		`caprag ask "Can I still cast a spell while I am grappled?" --book "Basic Set"`, runAsk},
-	{"search", `"query" [--book B] [-k N] [--json]`, "show the passages that best match a query",
+	{"search", `"query" [--book B] [-k N] [--server ID] [--json]`, "show the passages that best match a query",
 		`caprag search "grappled" --book "Basic Set" -k 3`, runSearch},
-	{"ingest", "PATH... [--book NAME] | --reindex", "load PDF, Markdown or text books (files or folders)",
+	{"ingest", "PATH... [--book NAME] [--server ID] | --reindex", "load PDF, Markdown or text books (files or folders)",
 		"caprag ingest ~/rpg/basic-set.pdf ~/rpg/house-rules/", runIngest},
-	{"books", "[rm NAME | show NAME [--page N]] [--json]", "list the ingested books, remove one, or show what was read from one",
+	{"books", "[rm NAME | show NAME [--page N]] [--server ID] [--json]", "list every library's books, remove one, or show what was read from one",
 		`caprag books show "Basic Set" --page 96`, runBooks},
+	{"feedback", "export [--out FILE]", "write the players' votes with questions, answers and sources as JSON Lines",
+		"caprag feedback export --out votes.jsonl", runFeedback},
 	{"eval", "--set FILE.jsonl [--strategy S|all] [--match M] [--json]", "measure retrieval on a question set",
 		"caprag eval --set ../shared/eval/dev.jsonl --strategy multi-hop", runEval},
 	{"bot", "", "serve the Discord bot (needs DISCORD_TOKEN)",
@@ -157,7 +159,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "caprag answers rules questions from your group's rulebooks, with sources.")
 	fmt.Fprintln(w, "\nUsage:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  caprag %-7s %-45s %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  caprag %-8s %-58s %s\n", c.name, c.args, c.summary)
 	}
 	fmt.Fprintln(w, "\n`caprag COMMAND --help` shows a command's flags and an example.")
 	fmt.Fprintln(w, "Settings are environment variables; see README.md.")

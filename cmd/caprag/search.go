@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/store"
 )
 
 type searchResult struct {
@@ -23,7 +24,12 @@ func runSearch(ctx context.Context, a *app, args []string) error {
 	book := fs.String("book", "", "search only this book")
 	k := fs.Int("k", a.cfg.TopK, "number of results")
 	asJSON := fs.Bool("json", false, "print JSON")
+	server := fs.String("server", "", "search as in this Discord server: its books and the shared ones")
 	rest, err := a.parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	lib, err := library(*server)
 	if err != nil {
 		return err
 	}
@@ -34,11 +40,29 @@ func runSearch(ctx context.Context, a *app, args []string) error {
 	if *k < 1 || *k > 100 {
 		return usagef("-k must be between 1 and 100")
 	}
-	s, _, err := a.openBooks(ctx)
-	if err != nil {
-		return err
+	var s interface {
+		rag.Retriever
+		rag.Library
 	}
-	defer s.Close()
+	if lib == "" {
+		books, _, err := a.openBooks(ctx)
+		if err != nil {
+			return err
+		}
+		defer books.Close()
+		s = books
+	} else {
+		libs, err := a.openLibraries(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer libs.Close()
+		sc, err := libs.Scope(ctx, lib)
+		if err != nil {
+			return err
+		}
+		s = sc.(*store.Scope)
+	}
 	opts := rag.SearchOptions{K: *k, NoRefs: true} // listed without their references
 	if *book != "" {
 		if err := knownBook(ctx, s, *book); err != nil {

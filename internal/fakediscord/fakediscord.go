@@ -67,6 +67,7 @@ type Server struct {
 	conns      []*gwConn
 	identified chan Identify
 	seq        int64
+	files      map[string][]byte // attachment id → content, served under /attachments/
 }
 
 // Identify is what the client sent in its IDENTIFY.
@@ -119,12 +120,13 @@ func New(tb testing.TB) *Server {
 	s := &Server{
 		tb: tb, router: r, fail429: map[string]int{}, retryAfter: map[string]float64{}, nextID: 300000000000000000,
 		messages: map[string]map[string]any{}, originals: map[string]string{},
-		identified: make(chan Identify, 4),
+		identified: make(chan Identify, 4), files: map[string][]byte{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v9/", s.rest)
 	mux.HandleFunc("/gateway", s.gateway)
 	mux.HandleFunc("/gateway/", s.gateway)
+	mux.HandleFunc("/attachments/", s.attachment)
 	s.srv = httptest.NewServer(mux)
 	tb.Cleanup(s.Close)
 	return s
@@ -289,7 +291,12 @@ func (s *Server) handle(r *http.Request, path string, body []byte) (int, any) {
 			c["id"] = s.id()
 			c["application_id"] = AppID
 			c["version"] = s.id()
-			c["default_member_permissions"] = nil
+			// A request gives the permissions as a number, an answer as a string.
+			if n, ok := c["default_member_permissions"].(float64); ok {
+				c["default_member_permissions"] = fmt.Sprint(int64(n))
+			} else {
+				c["default_member_permissions"] = nil
+			}
 			if c["type"] == nil {
 				c["type"] = 1
 			}
@@ -427,6 +434,90 @@ func (s *Server) Dispatch(event string, data any) {
 	for _, c := range conns {
 		c.send(map[string]any{"op": 0, "t": event, "s": seq, "d": data})
 	}
+}
+
+// Actor is who sends an interaction: a member of a guild with permissions, or a user in a
+// direct message (Guild "").
+type Actor struct {
+	Guild string
+	User  string
+	// Permissions are the member's permissions in the channel (a bit set, as Discord sends
+	// them).
+	Permissions int64
+}
+
+// Member is the default actor of Interaction: a player without permissions in GuildID.
+var Member = Actor{Guild: GuildID, User: "500000000000000005"}
+
+// InteractionAs builds an INTERACTION_CREATE payload sent by actor: in its guild by a member
+// with its permissions, or in a direct message by a user.
+func (s *Server) InteractionAs(actor Actor, kind int, channelID string, data map[string]any, message map[string]any) (id, token string, payload map[string]any) {
+	id, token, payload = s.Interaction(kind, channelID, data, message)
+	user := map[string]any{"id": actor.User, "username": "player-" + actor.User, "discriminator": "0"}
+	if actor.Guild == "" {
+		delete(payload, "guild_id")
+		delete(payload, "member")
+		payload["user"] = user
+		payload["context"] = 1
+		return id, token, payload
+	}
+	payload["guild_id"] = actor.Guild
+	payload["member"] = map[string]any{"user": user, "roles": []any{}, "permissions": fmt.Sprint(actor.Permissions)}
+	return id, token, payload
+}
+
+// Attach stores a file as an uploaded attachment, served on loopback under /attachments/, and
+// returns its attachment object (for an option's resolved data). size is what Discord states;
+// -1 states the file's own size.
+func (s *Server) Attach(filename string, data []byte, size int) map[string]any {
+	id := s.NewID()
+	s.mu.Lock()
+	s.files[id] = data
+	s.mu.Unlock()
+	if size < 0 {
+		size = len(data)
+	}
+	u := s.srv.URL + "/attachments/" + id + "/" + filename
+	return map[string]any{"id": id, "filename": filename, "size": size, "url": u, "proxy_url": u, "content_type": "application/octet-stream"}
+}
+
+func (s *Server) attachment(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/attachments/"), "/")
+	s.mu.Lock()
+	data, ok := s.files[parts[0]]
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(data)
+}
+
+// SubCommand builds the data of /name sub with options; attachments given as options of type
+// 11 (an Option whose Value is an attachment object from Attach) go in the resolved data.
+func SubCommand(name, sub string, opts ...Option) map[string]any {
+	var os []any
+	resolved := map[string]any{}
+	for _, o := range opts {
+		if att, ok := o.Value.(map[string]any); ok {
+			resolved[att["id"].(string)] = att
+			os = append(os, map[string]any{"name": o.Name, "type": 11, "value": att["id"]})
+			continue
+		}
+		typ := 3
+		if _, ok := o.Value.(bool); ok {
+			typ = 5
+		}
+		os = append(os, map[string]any{"name": o.Name, "type": typ, "value": o.Value, "focused": o.Focused})
+	}
+	data := map[string]any{"id": "600000000000000007", "name": name, "type": 1, "options": []any{
+		map[string]any{"name": sub, "type": 1, "options": os},
+	}}
+	if len(resolved) > 0 {
+		data["resolved"] = map[string]any{"attachments": resolved}
+	}
+	return data
 }
 
 // Option is one option of a slash command interaction.
