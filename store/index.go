@@ -313,7 +313,7 @@ func (x *index) apply(ctx context.Context, ready []*built, remove []string, stor
 		shelves = append(shelves, sh)
 	}
 	slices.SortFunc(shelves, func(a, b *shelf) int { return cmp.Compare(a.name, b.name) })
-	nv := newView(shelves)
+	nv := old.next(shelves)
 	if x.be != nil && store {
 		for _, b := range ready {
 			if err := x.be.put(ctx, b.entries); err != nil {
@@ -436,7 +436,7 @@ func (x *index) Reindex(ctx context.Context, force bool, progress func(embedded,
 	for i, sh := range old.shelves {
 		shelves[i] = cmp.Or(redone[sh.name], sh)
 	}
-	nv := newView(shelves)
+	nv := old.next(shelves)
 	if x.files != nil {
 		if err := x.files.commit(ctx, nv); err != nil {
 			return 0, err

@@ -77,6 +77,11 @@ type view struct {
 	lex struct {
 		once sync.Once
 		lx   *lexicon.Lexicon
+		done atomic.Pointer[lexicon.Lexicon] // lx, once linked
+		// from is the previous view's lexicon, when it was linked: this view's is relinked
+		// from it (lexicon.Relink), reading again only what the changed books touch.
+		from     *lexicon.Lexicon
+		relinked bool
 	}
 	ids struct {
 		once sync.Once
@@ -343,7 +348,8 @@ func (v *view) byID(id string) (int, bool) {
 }
 
 // lexicon links the books' parts on first use: the terms of the library and the reference
-// graph between its parents (numbered in shelf order, parents in reading order).
+// graph between its parents (numbered in shelf order, parents in reading order). A view that
+// follows a linked one is relinked from its lexicon: adding a book costs what the book touches.
 func (v *view) lexicon() *lexicon.Lexicon {
 	v.lex.once.Do(func() {
 		parts := make([]lexicon.Part, len(v.shelves))
@@ -358,9 +364,19 @@ func (v *view) lexicon() *lexicon.Lexicon {
 			}()
 		}
 		wg.Wait()
-		v.lex.lx = lexicon.Link(parts)
+		v.lex.lx, v.lex.relinked = lexicon.Relink(v.lex.from, parts), v.lex.from != nil
+		v.lex.from = nil
+		v.lex.done.Store(v.lex.lx)
 	})
 	return v.lex.lx
+}
+
+// next makes the view of a library changed from v: its lexicon, when linked, is relinked from
+// v's when v's was linked.
+func (v *view) next(shelves []*shelf) *view {
+	nv := newView(shelves)
+	nv.lex.from = v.lex.done.Load()
+	return nv
 }
 
 // pnum is the lexicon number of a parent.
