@@ -45,7 +45,7 @@ func edge(lx *Lexicon, from, to string) (Edge, bool) {
 	if !ok {
 		panic("no passage " + from)
 	}
-	for _, e := range lx.Edges[n] {
+	for _, e := range lx.Edges(n) {
 		if strings.HasSuffix(lx.Doc(e.To).Section, to) {
 			return e, true
 		}
@@ -245,7 +245,7 @@ func TestExplicitReferences(t *testing.T) {
 		}
 	}
 	// "see page 3" of a book without pages names nothing the sentence names.
-	if es := lx.Edges[lx.ByID["rules/4"]]; len(es) != 0 {
+	if es := lx.Edges(lx.ByID["rules/4"]); len(es) != 0 {
 		t.Errorf("a page of a book without pages led to %+v", es)
 	}
 }

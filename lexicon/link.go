@@ -3,11 +3,11 @@ package lexicon
 import (
 	"cmp"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/caprag/caprag/passage"
@@ -15,33 +15,36 @@ import (
 )
 
 // Lexicon is a library's words and links, resolved across its books.
+//
+// Linking reads what every question needs at once — the library's passages, its terms and how
+// many passages mention each (their specificity) — and the rest on demand: a passage's links
+// (Edges) when a question reaches it, a stem's passage count (DF) when a question uses it, the
+// terms whose definitions hold a word (Bridge). A passage's words stay in its part, compact
+// (Part.Tokens), so a library costs what its questions touch, not what it holds.
 type Lexicon struct {
 	// Parts are the books' own parts, in the order given to Link.
 	Parts []Part
 	// Docs lists every passage of the library; a passage's index in it is its number in
 	// Edges, Terms and Walk.
 	Docs []DocRef
-	// DF is, for each stem, how many passages use it; N is the number of passages; Postings
-	// lists, for each stem, the passages that use it, in order.
-	DF       map[string]int
-	N        int
-	Postings map[string][]int
+	// N is the number of passages.
+	N int
 	// Terms are the defined terms by key.
 	Terms map[string]*Entry
-	// First lists the keys of the terms by their first stem (for matching).
-	First map[string][]string
-	// Edges are each passage's outgoing links.
-	Edges [][]Edge
 	// ByID finds a passage's number by its ID.
 	ByID map[string]int
-	// Defined holds, for the terms defined once (a heading or a run-in heading), the stems of
-	// the sentence that defines them; DefinedBy lists, for each stem, the terms whose defining
-	// sentence holds it (see Bridge).
-	Defined   map[string][]string
-	DefinedBy map[string][]string
 
+	first map[string][]*Entry // the terms by their first stem (for matching)
+	// full and fullFirst are the terms before the weak ones are dropped, with their mentions:
+	// what Relink starts from.
+	full      map[string]*Entry
+	fullFirst map[string][]*Entry
+	base      []int            // the number of each part's first passage
 	bookFirst map[string][]int // namedBook: the parts whose book's name starts with a word
 	bookNames [][]string
+	edges     edgeCache
+	df        sync.Map // stem → passages using it (int), for the stems asked about
+	dfCached  atomic.Int64
 }
 
 // DocRef locates a passage of the library.
@@ -66,6 +69,8 @@ type Entry struct {
 	// passage.
 	Mentions int
 	Spec     float64
+
+	stems []string // Key's words
 }
 
 // Edge is a link from one passage to another.
@@ -87,99 +92,58 @@ type Edge struct {
 // heading every monster has ("Actions") names none of them.
 const maxDefiners = 3
 
-// Link resolves the parts of a library against each other.
-func Link(parts []Part) *Lexicon {
-	lx := &Lexicon{Parts: parts, DF: map[string]int{}, Postings: map[string][]int{}, Terms: map[string]*Entry{}, First: map[string][]string{}, ByID: map[string]int{}}
-	for pi, p := range parts {
-		for di, d := range p.Docs {
-			lx.ByID[d.ID] = len(lx.Docs)
-			lx.Docs = append(lx.Docs, DocRef{Part: pi, Doc: di, Book: p.Book, ID: d.ID})
-			seen := map[string]bool{}
-			for _, t := range p.Tokens[di] {
-				if !seen[t.Stem] {
-					seen[t.Stem] = true
-					lx.DF[t.Stem]++
-					lx.Postings[t.Stem] = append(lx.Postings[t.Stem], len(lx.Docs)-1)
-				}
-			}
-		}
-	}
-	lx.N = len(lx.Docs)
-	lx.indexBookNames()
-	lx.defineTerms()
-	mentions := make([][]mention, lx.N)
-	eachDoc(lx.N, func(n int) { mentions[n] = lx.find(lx.tokens(n)) })
-	for n := range lx.Docs {
-		seen := map[string]bool{}
-		for _, m := range mentions[n] {
-			if !seen[m.key] {
-				seen[m.key] = true
-				lx.Terms[m.key].Mentions++
-			}
-		}
-	}
-	norm := math.Log(float64(lx.N) + 1)
-	weak := false
-	for key, e := range lx.Terms {
-		e.Spec = math.Log(float64(lx.N+1)/float64(e.Mentions+1)) / norm
-		// A name given in passing — a run-in heading, the verb of a heading — names its rule only
-		// when it is at least as specific as the geometric middle of the library: used by fewer
-		// than √(N+1) passages ("concede" for Conceding the Conflict, not "create" for Creating
-		// Spell Slots, nor "Gem" for a card of a deck).
-		if e.Kind >= RunIn && e.Spec < 0.5 {
-			delete(lx.Terms, key)
-			weak = true
-		}
-	}
-	if weak {
-		lx.First = map[string][]string{}
-		for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
-			lx.index(key)
-		}
-		eachDoc(lx.N, func(n int) { mentions[n] = lx.find(lx.tokens(n)) })
-	}
-	lx.Edges = make([][]Edge, lx.N)
-	eachDoc(lx.N, func(n int) { lx.Edges[n] = lx.link(n, mentions[n]) })
-	lx.Defined, lx.DefinedBy = map[string][]string{}, map[string][]string{}
-	for _, key := range slices.Sorted(mapKeys(lx.Terms)) {
-		if e := lx.Terms[key]; e.Kind <= RunIn && len(e.Defs) == 1 {
-			if def := lx.definition(e); len(def) > 0 {
-				lx.Defined[key] = def
-				for _, t := range def {
-					lx.DefinedBy[t] = append(lx.DefinedBy[t], key)
-				}
-			}
-		}
-	}
-	return lx
-}
-
-// eachDoc runs f for every passage number below n, spread over the cores: f only reads the
-// lexicon and writes its own passage's slot.
-func eachDoc(n int, f func(int)) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/64))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				f(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // Doc returns a passage of the library by number.
 func (lx *Lexicon) Doc(n int) Doc { r := lx.Docs[n]; return lx.Parts[r.Part].Docs[r.Doc] }
 
-func (lx *Lexicon) tokens(n int) []Token { r := lx.Docs[n]; return lx.Parts[r.Part].Tokens[r.Doc] }
+// Tokens returns the content words of a passage of the library, in order.
+func (lx *Lexicon) Tokens(n int) []Token {
+	r := lx.Docs[n]
+	return lx.Parts[r.Part].words().tokens(r.Doc, nil)
+}
+
+// Edges returns a passage's outgoing links: its explicit references, resolved, and its
+// mentions of terms defined elsewhere. They are found on first use and kept for the passages
+// used last (the slice is shared: read it, do not change it).
+func (lx *Lexicon) Edges(n int) []Edge {
+	if es, ok := lx.edges.get(n); ok {
+		return es
+	}
+	toks := lx.Tokens(n)
+	es := lx.link(n, toks, lx.find(toks))
+	lx.edges.put(n, es)
+	return es
+}
 
 // Uses reports whether passage n uses the stem.
 func (lx *Lexicon) Uses(n int, stem string) bool {
-	_, ok := slices.BinarySearch(lx.Postings[stem], n)
-	return ok
+	r := lx.Docs[n]
+	s := lx.Parts[r.Part].words()
+	si := s.stemIndex(stem)
+	return si != noStem && s.uses(r.Doc, si)
+}
+
+// dfCached bounds the stems a lexicon remembers the passage counts of.
+const dfCached = 100000
+
+// DF is how many passages use a stem.
+func (lx *Lexicon) DF(stem string) int {
+	if lx == nil {
+		return 0
+	}
+	if n, ok := lx.df.Load(stem); ok {
+		return n.(int)
+	}
+	n := 0
+	for _, p := range lx.Parts {
+		s := p.words()
+		if si := s.stemIndex(stem); si != noStem {
+			n += int(s.stemDF[si])
+		}
+	}
+	if lx.dfCached.Add(1) <= dfCached {
+		lx.df.Store(stem, n)
+	}
+	return n
 }
 
 // Title is the last heading of a passage's section.
@@ -191,7 +155,45 @@ func (lx *Lexicon) IDF(stem string) float64 {
 	if lx == nil || lx.N == 0 {
 		return 1
 	}
-	return math.Log(float64(lx.N+1)/float64(lx.DF[stem]+1)) / math.Log(float64(lx.N)+1)
+	return math.Log(float64(lx.N+1)/float64(lx.DF(stem)+1)) / math.Log(float64(lx.N)+1)
+}
+
+// edgesCached bounds the passages whose links a lexicon keeps (a variable for tests).
+var edgesCached = 8192
+
+// edgeCache keeps the links of the passages used last, at most edgesCached (the oldest found
+// is dropped first).
+type edgeCache struct {
+	mu    sync.Mutex
+	m     map[int][]Edge
+	order []int
+	next  int
+}
+
+func (c *edgeCache) get(n int) ([]Edge, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	es, ok := c.m[n]
+	return es, ok
+}
+
+func (c *edgeCache) put(n int, es []Edge) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[int][]Edge{}
+	}
+	if _, ok := c.m[n]; ok {
+		return
+	}
+	if len(c.order) < edgesCached {
+		c.order = append(c.order, n)
+	} else {
+		delete(c.m, c.order[c.next])
+		c.order[c.next] = n
+		c.next = (c.next + 1) % edgesCached
+	}
+	c.m[n] = es
 }
 
 type def struct {
@@ -261,7 +263,7 @@ func (lx *Lexicon) defineTerms() {
 		if len(kept) == 0 || len(kept) > maxDefiners {
 			continue
 		}
-		e := &Entry{Key: key, Name: kept[0].t.Name, Kind: kept[0].t.Kind, Exact: kept[0].t.Exact}
+		e := &Entry{Key: key, Name: kept[0].t.Name, Kind: kept[0].t.Kind, Exact: kept[0].t.Exact, stems: strings.Split(key, " ")}
 		for _, d := range kept {
 			e.Kind = min(e.Kind, d.t.Kind)
 		}
@@ -276,11 +278,16 @@ func (lx *Lexicon) defineTerms() {
 // index files a term under the stem of its first word (a participle kept as written is filed
 // under its stem, which is what a text's token carries).
 func (lx *Lexicon) index(key string) {
-	first := strings.SplitN(key, " ", 2)[0]
-	if e := lx.Terms[key]; len(e.Exact) > 0 && e.Exact[0] != "" {
-		first = words.Stem(e.Exact[0])
+	e := lx.Terms[key]
+	lx.first[e.indexStem()] = append(lx.first[e.indexStem()], e)
+}
+
+// indexStem is the stem a term is filed under.
+func (e *Entry) indexStem() string {
+	if len(e.Exact) > 0 && e.Exact[0] != "" {
+		return words.Stem(e.Exact[0])
 	}
-	lx.First[first] = append(lx.First[first], key)
+	return e.stems[0]
 }
 
 // mention is a term found in a token stream: its key and where it starts and ends.
@@ -291,14 +298,16 @@ type mention struct {
 }
 
 // find returns the terms mentioned in a token stream, leftmost-longest, without overlaps.
-func (lx *Lexicon) find(toks []Token) []mention {
+func (lx *Lexicon) find(toks []Token) []mention { return findIn(lx.first, toks) }
+
+// findIn is find with a term index.
+func findIn(first map[string][]*Entry, toks []Token) []mention {
 	var out []mention
 	for i := 0; i < len(toks); {
 		best := ""
 		bestLen, bestExact := 0, 0
-		for _, key := range lx.First[toks[i].Stem] {
-			e := lx.Terms[key]
-			stems := strings.Split(key, " ")
+		for _, e := range first[toks[i].Stem] {
+			stems := e.stems
 			if len(stems) < bestLen || i+len(stems) > len(toks) {
 				continue
 			}
@@ -317,7 +326,7 @@ func (lx *Lexicon) find(toks []Token) []mention {
 			// the longest term, and of two as long the one matched as written ("grappled"
 			// names Grappled, not Grappling)
 			if ok && (len(stems) > bestLen || exacts > bestExact) {
-				best, bestLen, bestExact = key, len(stems), exacts
+				best, bestLen, bestExact = e.Key, len(stems), exacts
 			}
 		}
 		if bestLen == 0 {
@@ -372,7 +381,7 @@ func (lx *Lexicon) onPath(from, to int) bool {
 
 // link computes a passage's outgoing edges: its explicit references, resolved, and its
 // mentions of terms defined elsewhere.
-func (lx *Lexicon) link(n int, ms []mention) []Edge {
+func (lx *Lexicon) link(n int, toks []Token, ms []mention) []Edge {
 	var out []Edge
 	at := map[int]int{} // target → index in out
 	add := func(e Edge) {
@@ -398,7 +407,6 @@ func (lx *Lexicon) link(n int, ms []mention) []Edge {
 			add(e)
 		}
 	}
-	toks := lx.tokens(n)
 	var sentBook []int // the other book each sentence names, -1 for none
 	if len(lx.Parts) > 1 {
 		for _, s := range Sentences(lx.Doc(n).Text) {
@@ -499,7 +507,7 @@ func (lx *Lexicon) resolve(n int, ref RawRef, ms []mention) []Edge {
 		if p := lx.Parts[book]; p.Paged && ref.Target != "" {
 			page := strings.TrimLeft(ref.Target, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 			var out []Edge
-			base := lx.partBase(book)
+			base := lx.base[book]
 			for di, d := range p.Docs {
 				if strconv.Itoa(d.Page) == page {
 					out = append(out, Edge{To: base + di, Kind: passage.RefPage, Text: ref.Text, Weight: 1, Sentence: ref.Sentence})
@@ -560,14 +568,6 @@ func (lx *Lexicon) resolve(n int, ref RawRef, ms []mention) []Edge {
 		}
 		return out
 	}
-}
-
-func (lx *Lexicon) partBase(part int) int {
-	base := 0
-	for _, p := range lx.Parts[:part] {
-		base += len(p.Docs)
-	}
-	return base
 }
 
 // dropBookName removes a book's name from a "see" phrase ("Fate Core, Outcomes and Actions").
@@ -646,7 +646,7 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // linked to (the term's own name for a rule defined under a run-in heading), Book its book, ID
 // its passage ID, Weight the edge's weight; strongest first.
 func (lx *Lexicon) Refs(n int) []passage.Reference {
-	es := slices.Clone(lx.Edges[n])
+	es := slices.Clone(lx.Edges(n))
 	slices.SortStableFunc(es, func(a, b Edge) int { return cmp.Compare(b.Weight, a.Weight) })
 	out := make([]passage.Reference, 0, len(es))
 	for _, e := range es {
@@ -681,15 +681,14 @@ func (lx *Lexicon) Named(text string) []passage.Reference {
 	return out
 }
 
-// definition returns the stems of the sentence that defines a term: for a heading, the first
-// sentence of its section written as prose (six words or more, two of them function words: not
-// a stat line); for a run-in heading, the sentence it opens.
-func (lx *Lexicon) definition(e *Entry) []string {
-	d := lx.Doc(e.Defs[0])
+// definition returns the stems of the sentence that defines a term of a passage's text: for a
+// heading, the first sentence of its section written as prose (six words or more, two of them
+// function words: not a stat line); for a run-in heading, the sentence it opens.
+func definition(text string, kind TermKind, name string) []string {
 	var cand []string
-	if e.Kind == RunIn {
-		for _, para := range strings.Split(d.Text, "\n") {
-			if strings.HasPrefix(strings.TrimSpace(para), e.Name) {
+	if kind == RunIn {
+		for _, para := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(para), name) {
 				cand = Sentences(para)
 				if len(cand) > 2 {
 					cand = cand[:2]
@@ -698,7 +697,7 @@ func (lx *Lexicon) definition(e *Entry) []string {
 			}
 		}
 	} else {
-		for _, s := range Sentences(d.Text) {
+		for _, s := range Sentences(text) {
 			ws := words.Split(s)
 			stops := 0
 			for _, w := range ws {
@@ -720,6 +719,30 @@ func (lx *Lexicon) definition(e *Entry) []string {
 				seen[t] = true
 				out = append(out, t)
 			}
+		}
+	}
+	return out
+}
+
+// defined returns the terms defined once (a heading or a run-in heading) whose defining
+// sentence holds a stem, each with how many stems that sentence holds.
+func (lx *Lexicon) defined(stem string) map[string]int {
+	out := map[string]int{}
+	for pi, p := range lx.Parts {
+		s := p.words()
+		si := s.stemIndex(stem)
+		if si == noStem {
+			continue
+		}
+		for _, ti := range s.defined(si) {
+			t := p.Terms[ti]
+			e := lx.Terms[t.Key]
+			// the term's one definition is this one (a term defined in several sections, or
+			// more strongly elsewhere, has none)
+			if e == nil || e.Kind > RunIn || len(e.Defs) != 1 || e.Defs[0] != lx.base[pi]+t.Doc || e.Kind != t.Kind || e.Name != t.Name {
+				continue
+			}
+			out[t.Key] = int(s.defLen[ti])
 		}
 	}
 	return out
@@ -752,16 +775,18 @@ func (lx *Lexicon) Bridge(text string, n int) []Mention {
 		score float64
 	}
 	score := map[string]float64{}
+	defLen := map[string]int{}
 	for t := range q {
-		for _, key := range lx.DefinedBy[t] {
+		for key, l := range lx.defined(t) {
 			if !namedKeys[key] {
 				score[key] += lx.IDF(t)
+				defLen[key] = l
 			}
 		}
 	}
 	var hits []hit
 	for key, s := range score {
-		hits = append(hits, hit{key, s / math.Sqrt(float64(len(lx.Defined[key])+1))})
+		hits = append(hits, hit{key, s / math.Sqrt(float64(defLen[key]+1))})
 	}
 	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.key, b.key)) })
 	var out []Mention
@@ -771,6 +796,3 @@ func (lx *Lexicon) Bridge(text string, n int) []Mention {
 	}
 	return out
 }
-
-// Tokens returns the content words of a passage of the library, in order.
-func (lx *Lexicon) Tokens(n int) []Token { return lx.tokens(n) }

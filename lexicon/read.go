@@ -85,23 +85,34 @@ type Part struct {
 	Book  string
 	Paged bool // its passages have printed pages
 	Docs  []Doc
-	// Tokens are each passage's content words, in order.
-	Tokens [][]Token
 	// Terms are the names its passages define.
 	Terms []Term
 	// Refs are each passage's explicit references.
 	Refs [][]RawRef
+
+	s *stream // each passage's content words, in order (Tokens), and the terms' definitions
+}
+
+// Tokens returns the content words of the part's passage i, in order.
+func (p Part) Tokens(i int) []Token { return p.words().tokens(i, nil) }
+
+func (p Part) words() *stream {
+	if p.s == nil {
+		return newBuilder().build(nil)
+	}
+	return p.s
 }
 
 // Read derives a book's part from its passages (parent passages, in reading order).
 func Read(book string, docs []Doc) Part {
-	p := Part{Book: book, Docs: docs, Tokens: make([][]Token, len(docs)), Refs: make([][]RawRef, len(docs))}
+	p := Part{Book: book, Docs: docs, Refs: make([][]RawRef, len(docs))}
+	b := newBuilder()
 	seenSection := map[string]bool{}
 	for i, d := range docs {
 		if d.Page > 0 {
 			p.Paged = true
 		}
-		p.Tokens[i] = tokenize(d.Text)
+		b.add(tokenize(d.Text))
 		p.Refs[i] = explicitRefs(d.Text)
 		if !seenSection[d.Section] { // the first passage of a section defines its heading
 			seenSection[d.Section] = true
@@ -117,6 +128,23 @@ func Read(book string, docs []Doc) Part {
 			}
 		}
 	}
+	// The sentence that defines each term, should the library find it defined there alone.
+	defs := make([][]string, len(p.Terms))
+	prose := map[int][]string{} // a passage's first prose sentence, for its headings
+	for i, t := range p.Terms {
+		switch {
+		case t.Kind == RunIn:
+			defs[i] = definition(docs[t.Doc].Text, t.Kind, t.Name)
+		case t.Kind < RunIn:
+			d, ok := prose[t.Doc]
+			if !ok {
+				d = definition(docs[t.Doc].Text, t.Kind, t.Name)
+				prose[t.Doc] = d
+			}
+			defs[i] = d
+		}
+	}
+	p.s = b.build(defs)
 	return p
 }
 

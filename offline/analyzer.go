@@ -127,7 +127,7 @@ type view struct {
 func newView(lx *lexicon.Lexicon, in rag.AnalyzeInput) *view {
 	v := &view{lx: lx, in: in, q: map[string]float64{}, ctx: map[int]int{}, stems: map[int]map[string]bool{}}
 	for _, t := range words.Content(in.Question) {
-		if lx.DF[t] > 0 {
+		if lx.DF(t) > 0 {
 			v.q[t] = lx.IDF(t)
 		}
 	}
@@ -192,7 +192,7 @@ func (v *view) decide() rag.Analysis {
 		for j := range sents {
 			bestWin = max(bestWin, v.window(sents, paras, j))
 		}
-		for _, e := range v.lx.Edges[n] {
+		for _, e := range v.lx.Edges(n) {
 			if _, in := v.ctx[e.To]; in {
 				continue
 			}

@@ -210,7 +210,7 @@ func (c *Chroma) load(ctx context.Context) error {
 	var ready []*built
 	for _, b := range byBook {
 		slices.SortFunc(b.Passages, func(x, y ingest.Passage) int { return cmp.Compare(x.Position, y.Position) })
-		id, payload := encodeSegment(b.Name, b.Passages)
+		id, payload := encodeSegment(b.Name, b.Passages, false)
 		seg, err := decodeSegment(id, payload)
 		if err != nil {
 			return err

@@ -113,7 +113,8 @@ func (s *Local) Refresh(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	have := map[string]*shelf{}
-	for _, sh := range s.cur.Load().shelves {
+	old := s.cur.Load()
+	for _, sh := range old.shelves {
 		have[sh.id+"\x00"+sh.embedder] = sh
 	}
 	shelves := make([]*shelf, len(m.Books))
@@ -126,7 +127,7 @@ func (s *Local) Refresh(ctx context.Context) (bool, error) {
 		sh.open = s.segmentLoader(sh, b.Vectors)
 		shelves[i] = sh
 	}
-	s.cur.Store(newView(shelves))
+	s.cur.Store(old.next(shelves))
 	s.gen = m.Generation
 	return true, nil
 }

@@ -203,7 +203,7 @@ func (x *index) build(ctx context.Context, b ingest.Book, progress func(int)) (*
 		ps[i] = p
 	}
 	slices.SortStableFunc(ps, func(a, b ingest.Passage) int { return cmp.Compare(a.Position, b.Position) })
-	id, payload := encodeSegment(b.Name, ps)
+	id, payload := encodeSegment(b.Name, ps, x.files != nil)
 	seg, err := decodeSegment(id, payload)
 	if err != nil {
 		return nil, fmt.Errorf("store: indexing %s: %w", b.Name, err)
@@ -313,7 +313,7 @@ func (x *index) apply(ctx context.Context, ready []*built, remove []string, stor
 		shelves = append(shelves, sh)
 	}
 	slices.SortFunc(shelves, func(a, b *shelf) int { return cmp.Compare(a.name, b.name) })
-	nv := newView(shelves)
+	nv := old.next(shelves)
 	if x.be != nil && store {
 		for _, b := range ready {
 			if err := x.be.put(ctx, b.entries); err != nil {
@@ -398,18 +398,23 @@ func (x *index) Reindex(ctx context.Context, force bool, progress func(embedded,
 			return 0, err
 		}
 		done += len(seg.ps)
-		// The same passages with new vectors: a new shelf over the same segment text.
-		nseg, err := decodeSegment(seg.id, seg.data)
+		// The same passages with new vectors: a new shelf over the same segment text (a
+		// segment of the former format written again, with its lexicon part).
+		id, data := seg.id, seg.data
+		if x.files != nil && seg.format < segFormat {
+			id, data = encodeSegment(seg.book, seg.ps, true)
+		}
+		nseg, err := decodeSegment(id, data)
 		if err != nil {
 			return 0, err
 		}
-		nsh := &shelf{name: sh.name, id: sh.id, passages: sh.passages, parents: sh.parents, embedder: x.emb.ID(), seg: nseg}
+		nsh := &shelf{name: sh.name, id: id, passages: sh.passages, parents: sh.parents, embedder: x.emb.ID(), seg: nseg}
 		if x.be != nil {
 			for i := range seg.ps {
 				all = append(all, entry{P: seg.ps[i], Vec: vecs[i]})
 			}
 		} else {
-			b := &built{seg: nseg, payload: seg.data, vecs: encodeVectors(x.emb.ID(), vecs)}
+			b := &built{seg: nseg, payload: data, vecs: encodeVectors(x.emb.ID(), vecs)}
 			enc := b.vecs
 			nseg.vecs.load = func() (*vectors, error) { return decodeVectors(enc) }
 			if x.files != nil {
@@ -431,7 +436,7 @@ func (x *index) Reindex(ctx context.Context, force bool, progress func(embedded,
 	for i, sh := range old.shelves {
 		shelves[i] = cmp.Or(redone[sh.name], sh)
 	}
-	nv := newView(shelves)
+	nv := old.next(shelves)
 	if x.files != nil {
 		if err := x.files.commit(ctx, nv); err != nil {
 			return 0, err

@@ -593,6 +593,7 @@ func (sc *Scope) Frequency(stem string) (passages, total int) {
 // Lexicon returns what the scope's books say about their own words (package lexicon): the one
 // library's lexicon, or the books of both libraries linked as one library (built once for a set
 // of books, a few kept), so that a server's house rules and the shared books link to each other.
+// The shared library's lexicon, linked once per process, is what a server's is relinked from.
 func (sc *Scope) Lexicon() *lexicon.Lexicon {
 	type lexiconer interface{ Lexicon() *lexicon.Lexicon }
 	if len(sc.parts) == 1 {
@@ -607,14 +608,21 @@ func (sc *Scope) Lexicon() *lexicon.Lexicon {
 	}
 	return sc.lexicons.get(v, func() *lexicon.Lexicon {
 		var parts []lexicon.Part
+		var base *lexicon.Lexicon
 		for _, p := range sc.parts {
 			if l, ok := p.s.(lexiconer); ok {
 				if lx := l.Lexicon(); lx != nil {
 					parts = append(parts, lx.Parts...)
+					if base == nil || lx.N > base.N {
+						base = lx
+					}
 				}
 			}
 		}
-		return lexicon.Link(parts)
+		// Relinked from the larger library's own lexicon (the shared books, usually): of its
+		// passages, only those holding a word of a term the other library changes are read
+		// again.
+		return lexicon.Relink(base, parts)
 	})
 }
 

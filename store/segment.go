@@ -15,6 +15,8 @@ import (
 	"unsafe"
 
 	"github.com/caprag/caprag/ingest"
+	"github.com/caprag/caprag/internal/leslice"
+	"github.com/caprag/caprag/lexicon"
 	"github.com/caprag/caprag/passage"
 	"github.com/caprag/caprag/words"
 )
@@ -52,6 +54,11 @@ type segment struct {
 		pages    map[int][]int32    // page → parents
 	}
 	vecs vectorsSlot
+
+	format int
+	// part is what the book says about its own words (package lexicon), stored with the
+	// segment since format 5; nil in a segment without it (read from the text when linked).
+	part *lexicon.Part
 }
 
 // parentRec is one parent passage: what the answer writer reads.
@@ -70,7 +77,13 @@ var (
 	crcTable = crc32.MakeTable(crc32.Castagnoli)
 )
 
-const segFormat = 4
+// segFormat 5 adds the book's lexicon part (its passages' words, terms and references, as
+// lexicon.Read finds them), so that linking a library reads no text; format 4 segments, without
+// it, are still read.
+const (
+	segFormat       = 5
+	segFormatNoPart = 4
+)
 
 // frameHeader is magic, CRC-32C, 4 bytes of zeros (so that the payload starts 8-aligned) and
 // payload length.
@@ -119,9 +132,10 @@ func lexTokens(p *ingest.Passage) []string {
 }
 
 // encodeSegment derives a book's own index from its passages (in reading order, Book set) and
-// encodes it. The id is a hash of the passages' IDs and the format: the same book gives the
-// same segment.
-func encodeSegment(book string, ps []ingest.Passage) (id string, payload []byte) {
+// encodes it, with its lexicon part when withPart (a segment kept in a file; a segment read from
+// a server is read again at every start, and its part found when first linked). The id is a
+// hash of the passages' IDs and the format: the same book gives the same segment.
+func encodeSegment(book string, ps []ingest.Passage, withPart bool) (id string, payload []byte) {
 	h := sha256.New()
 	h.Write([]byte{segFormat})
 	h.Write([]byte(book))
@@ -210,7 +224,33 @@ func encodeSegment(book string, ps []ingest.Passage) (id string, payload []byte)
 			e.b = binary.LittleEndian.AppendUint16(e.b, uint16(min(pl[j], 0xffff)))
 		}
 	}
+	var part []byte
+	if withPart {
+		part = lexicon.Read(book, lexiconDocs(ps, parents)).Encode()
+	}
+	e.uvarint(uint64(len(part)))
+	e.align()
+	e.b = append(e.b, part...)
 	return hex.EncodeToString(h.Sum(nil)[:12]), e.b
+}
+
+// lexiconDocs are the segment's parents as package lexicon reads them.
+func (s *segment) lexiconDocs() []lexicon.Doc {
+	first := make([]int, len(s.parents))
+	for i, p := range s.parents {
+		first[i] = int(p.first)
+	}
+	return lexiconDocs(s.ps, first)
+}
+
+// lexiconDocs are a book's parents as package lexicon reads them, given each one's first child.
+func lexiconDocs(ps []ingest.Passage, first []int) []lexicon.Doc {
+	docs := make([]lexicon.Doc, len(first))
+	for i, c := range first {
+		p := &ps[c]
+		docs[i] = lexicon.Doc{ID: p.ParentID, Section: p.Section, Page: p.Page, Text: p.Parent}
+	}
+	return docs
 }
 
 // pairs views a slice of (doc, tf) uint32 pairs as [2]uint32 elements for sorting.
@@ -230,10 +270,11 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 			s, err = nil, fmt.Errorf("%w: its content cannot be decoded (%v)", errDamaged, r)
 		}
 	}()
-	if f := d.uvarint(); f != segFormat {
+	f := d.uvarint()
+	if f != segFormat && f != segFormatNoPart {
 		return nil, fmt.Errorf("segment format %d, this caprag reads %d: run `caprag ingest --reindex` or ingest the books again", f, segFormat)
 	}
-	s = &segment{id: id, data: payload, book: d.str()}
+	s = &segment{id: id, data: payload, book: d.str(), format: int(f)}
 	s.parents = make([]parentRec, d.count(5))
 	for i := range s.parents {
 		p := &s.parents[i]
@@ -260,18 +301,31 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 	}
 	nt, nPost, blob := d.count(16), d.count(6), d.count(1)
 	d.align()
-	s.hashes = u64s(d.bytes(8 * nt))
-	s.postAt = u32s(d.bytes(4 * (nt + 1)))
-	s.termOff = u32s(d.bytes(4 * (nt + 1)))
+	s.hashes = leslice.Uint64s(d.bytes(8 * nt))
+	s.postAt = leslice.Uint32s(d.bytes(4 * (nt + 1)))
+	s.termOff = leslice.Uint32s(d.bytes(4 * (nt + 1)))
 	s.termText = d.bytes(blob)
 	d.align()
-	s.postDoc = u32s(d.bytes(4 * nPost))
-	s.postTF = u16s(d.bytes(2 * nPost))
+	s.postDoc = leslice.Uint32s(d.bytes(4 * nPost))
+	s.postTF = leslice.Uint16s(d.bytes(2 * nPost))
+	var part []byte
+	if f >= 5 {
+		n := d.count(1)
+		d.align()
+		part = d.bytes(n)
+	}
 	if d.off != len(payload) {
 		return nil, fmt.Errorf("%w: %d bytes left over", errDamaged, len(payload)-d.off)
 	}
 	if err := s.check(); err != nil {
 		return nil, err
+	}
+	if len(part) > 0 {
+		p, err := lexicon.Decode(s.book, s.lexiconDocs(), part)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errDamaged, err)
+		}
+		s.part = &p
 	}
 	return s, nil
 }
@@ -394,58 +448,6 @@ func (d *dec) align() {
 	for d.off%8 != 0 {
 		d.bytes(1)
 	}
-}
-
-// littleEndian: the arrays of a payload are used in place on little-endian machines (all that Go
-// runs caprag on in practice) and copied elsewhere.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-func aligned(b []byte, n uintptr) bool {
-	return len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%n == 0
-}
-
-// u64s, u32s and u16s view little-endian arrays in b as Go slices: in place when the machine
-// and b's alignment allow, else copied.
-func u64s(b []byte) []uint64 {
-	if len(b) == 0 {
-		return nil
-	}
-	if littleEndian && aligned(b, 8) {
-		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
-	}
-	out := make([]uint64, len(b)/8)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	return out
-}
-
-func u32s(b []byte) []uint32 {
-	if len(b) == 0 {
-		return nil
-	}
-	if littleEndian && aligned(b, 4) {
-		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
-	}
-	out := make([]uint32, len(b)/4)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return out
-}
-
-func u16s(b []byte) []uint16 {
-	if len(b) == 0 {
-		return nil
-	}
-	if littleEndian && aligned(b, 2) {
-		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
-	}
-	out := make([]uint16, len(b)/2)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return out
 }
 
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }

@@ -174,7 +174,7 @@ func TestDamagedFileIsNamed(t *testing.T) {
 // FuzzDecodeSegment feeds damaged and arbitrary payloads to the segment reader: it returns an
 // error or a segment, never panics, and a segment it returns can be searched.
 func FuzzDecodeSegment(f *testing.F) {
-	_, good := encodeSegment("core", loadBook(f, "core", coreMD).Passages)
+	_, good := encodeSegment("core", loadBook(f, "core", coreMD).Passages, true)
 	f.Add(good)
 	f.Add(good[:len(good)/2])
 	f.Add([]byte{})

@@ -39,15 +39,13 @@ type shelf struct {
 	part     lexicon.Part // what the book says about itself (lexicon.Read), read on first use
 }
 
-// lexiconPart reads the book's part of the lexicon once (the segment is loaded).
+// lexiconPart is the book's part of the lexicon (the segment is loaded): the one its segment
+// stores, or read from its text once when the segment has none.
 func (b *shelf) lexiconPart() lexicon.Part {
-	b.partOnce.Do(func() {
-		docs := make([]lexicon.Doc, len(b.seg.parents))
-		for i, p := range b.seg.parents {
-			docs[i] = lexicon.Doc{ID: p.id, Section: p.section, Page: b.seg.ps[p.first].Page, Text: p.text}
-		}
-		b.part = lexicon.Read(b.name, docs)
-	})
+	if b.seg.part != nil {
+		return *b.seg.part
+	}
+	b.partOnce.Do(func() { b.part = lexicon.Read(b.name, b.seg.lexiconDocs()) })
 	return b.part
 }
 
@@ -79,6 +77,11 @@ type view struct {
 	lex struct {
 		once sync.Once
 		lx   *lexicon.Lexicon
+		done atomic.Pointer[lexicon.Lexicon] // lx, once linked
+		// from is the previous view's lexicon, when it was linked: this view's is relinked
+		// from it (lexicon.Relink), reading again only what the changed books touch.
+		from     *lexicon.Lexicon
+		relinked bool
 	}
 	ids struct {
 		once sync.Once
@@ -345,7 +348,8 @@ func (v *view) byID(id string) (int, bool) {
 }
 
 // lexicon links the books' parts on first use: the terms of the library and the reference
-// graph between its parents (numbered in shelf order, parents in reading order).
+// graph between its parents (numbered in shelf order, parents in reading order). A view that
+// follows a linked one is relinked from its lexicon: adding a book costs what the book touches.
 func (v *view) lexicon() *lexicon.Lexicon {
 	v.lex.once.Do(func() {
 		parts := make([]lexicon.Part, len(v.shelves))
@@ -360,9 +364,19 @@ func (v *view) lexicon() *lexicon.Lexicon {
 			}()
 		}
 		wg.Wait()
-		v.lex.lx = lexicon.Link(parts)
+		v.lex.lx, v.lex.relinked = lexicon.Relink(v.lex.from, parts), v.lex.from != nil
+		v.lex.from = nil
+		v.lex.done.Store(v.lex.lx)
 	})
 	return v.lex.lx
+}
+
+// next makes the view of a library changed from v: its lexicon, when linked, is relinked from
+// v's when v's was linked.
+func (v *view) next(shelves []*shelf) *view {
+	nv := newView(shelves)
+	nv.lex.from = v.lex.done.Load()
+	return nv
 }
 
 // pnum is the lexicon number of a parent.
