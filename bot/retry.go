@@ -44,16 +44,24 @@ func (t retry) RoundTrip(req *http.Request) (*http.Response, error) {
 	attemptTimeout := cmpOr(t.attempt, 30*time.Second)
 	wait := cmpOr(t.backoff, 250*time.Millisecond)
 	_, hasDeadline := ctx.Deadline()
+	var last *http.Response // the last failed answer, for an attempt cut by the deadline
 	for n := 1; ; n++ {
 		resp, err := t.once(req, attemptTimeout)
 		if err == nil && !transientStatus(resp) {
 			return resp, nil
 		}
 		if ctx.Err() != nil {
-			if err == nil {
+			switch {
+			case err == nil:
 				return resp, nil
+			case last != nil:
+				// The deadline cut this attempt: the caller sees Discord's last answer.
+				return last, nil
 			}
 			return nil, err
+		}
+		if resp != nil {
+			last = resp
 		}
 		next := jitter(wait)
 		if resp != nil {
