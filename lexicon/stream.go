@@ -203,50 +203,48 @@ const partFormat = 1
 func (p Part) Encode() []byte {
 	s := p.words()
 	var e encoder
-	e.uvarint(partFormat)
-	e.uvarint(uint64(len(p.Docs)))
-	e.bool(p.Paged)
-	e.uvarint(uint64(len(p.Terms)))
+	e.Uvarint(partFormat)
+	e.Uvarint(uint64(len(p.Docs)))
+	e.Bool(p.Paged)
+	e.Uvarint(uint64(len(p.Terms)))
 	for _, t := range p.Terms {
-		e.str(t.Key)
-		e.str(t.Name)
-		e.uvarint(uint64(t.Kind))
-		e.uvarint(uint64(t.Doc))
-		e.uvarint(uint64(len(t.Exact)))
+		e.Str(t.Key)
+		e.Str(t.Name)
+		e.Uvarint(uint64(t.Kind))
+		e.Uvarint(uint64(t.Doc))
+		e.Uvarint(uint64(len(t.Exact)))
 		for _, x := range t.Exact {
-			e.str(x)
+			e.Str(x)
 		}
 	}
 	nrefs := 0
 	for _, rs := range p.Refs {
 		nrefs += len(rs)
 	}
-	e.uvarint(uint64(nrefs))
+	e.Uvarint(uint64(nrefs))
 	for d, rs := range p.Refs {
 		for _, r := range rs {
-			e.uvarint(uint64(d))
-			e.str(string(r.Kind))
-			e.str(r.Text)
-			e.str(r.Target)
-			e.str(r.BookWords)
-			e.uvarint(uint64(r.At))
-			e.uvarint(uint64(r.Sentence))
+			e.Uvarint(uint64(d))
+			e.Str(string(r.Kind))
+			e.Str(r.Text)
+			e.Str(r.Target)
+			e.Str(r.BookWords)
+			e.Uvarint(uint64(r.At))
+			e.Uvarint(uint64(r.Sentence))
 		}
 	}
-	e.uvarint(uint64(len(s.wordStem)))
-	e.uvarint(uint64(len(s.stemDF)))
-	e.uvarint(uint64(len(s.toks) / 4))
-	e.uvarint(uint64(len(s.defIdx) / 2))
-	e.uvarint(uint64(len(s.blob)))
-	for len(e.b)%4 != 0 {
-		e.b = append(e.b, 0)
-	}
+	e.Uvarint(uint64(len(s.wordStem)))
+	e.Uvarint(uint64(len(s.stemDF)))
+	e.Uvarint(uint64(len(s.toks) / 4))
+	e.Uvarint(uint64(len(s.defIdx) / 2))
+	e.Uvarint(uint64(len(s.blob)))
+	e.Align(4)
 	for _, a := range [][]uint32{s.wordOff, s.wordStem, s.stemOff, s.stemDF, s.at, s.toks, s.defLen, s.defIdx} {
 		for _, v := range a {
-			e.b = binary.LittleEndian.AppendUint32(e.b, v)
+			e.B = binary.LittleEndian.AppendUint32(e.B, v)
 		}
 	}
-	return append(e.b, s.blob...)
+	return append(e.B, s.blob...)
 }
 
 // ErrDamaged is wrapped by Decode's errors: the bytes are not a part Encode wrote for these
@@ -262,43 +260,43 @@ func Decode(book string, docs []Doc, b []byte) (p Part, err error) {
 			p, err = Part{}, fmt.Errorf("%w: %v", ErrDamaged, r)
 		}
 	}()
-	d := decoder{b: b}
-	if f := d.uvarint(); f != partFormat {
+	d := decoder{B: b}
+	if f := d.Uvarint(); f != partFormat {
 		return Part{}, fmt.Errorf("%w: format %d, this caprag reads %d", ErrDamaged, f, partFormat)
 	}
-	if n := d.uvarint(); n != uint64(len(docs)) {
+	if n := d.Uvarint(); n != uint64(len(docs)) {
 		return Part{}, fmt.Errorf("%w: written for %d passages, the book has %d", ErrDamaged, n, len(docs))
 	}
-	p = Part{Book: book, Docs: docs, Paged: d.uvarint() == 1, Refs: make([][]RawRef, len(docs))}
-	p.Terms = make([]Term, d.count(5))
+	p = Part{Book: book, Docs: docs, Paged: d.Uvarint() == 1, Refs: make([][]RawRef, len(docs))}
+	p.Terms = make([]Term, d.Count(5))
 	for i := range p.Terms {
 		t := &p.Terms[i]
-		t.Key, t.Name, t.Kind, t.Doc = d.str(), d.str(), TermKind(d.uvarint()), d.index(len(docs))
-		t.Exact = make([]string, d.count(1))
+		t.Key, t.Name, t.Kind, t.Doc = d.Str(), d.Str(), TermKind(d.Uvarint()), d.Index(len(docs))
+		t.Exact = make([]string, d.Count(1))
 		for j := range t.Exact {
-			t.Exact[j] = d.str()
+			t.Exact[j] = d.Str()
 		}
 		if t.Kind > Inflection {
 			panic("a term of an unknown kind")
 		}
 	}
-	for range d.count(7) {
-		doc := d.index(len(docs))
-		r := RawRef{Kind: passage.RefKind(d.str()), Text: d.str(), Target: d.str(), BookWords: d.str(), At: int(d.uvarint()), Sentence: int(d.uvarint())}
+	for range d.Count(7) {
+		doc := d.Index(len(docs))
+		r := RawRef{Kind: passage.RefKind(d.Str()), Text: d.Str(), Target: d.Str(), BookWords: d.Str(), At: int(d.Uvarint()), Sentence: int(d.Uvarint())}
 		if r.Kind != passage.RefSee && r.Kind != passage.RefPage || r.Sentence > len(docs[doc].Text) {
 			panic("a reference of an unknown kind or sentence")
 		}
 		p.Refs[doc] = append(p.Refs[doc], r)
 	}
-	nw, ns, nt, np, nb := d.count(8), d.count(8), d.count(16), d.count(8), d.count(0)
-	for d.off%4 != 0 {
-		d.bytes(1)
+	nw, ns, nt, np, nb := d.Count(8), d.Count(8), d.Count(16), d.Count(8), d.Count(0)
+	for d.Off%4 != 0 {
+		d.Bytes(1)
 	}
-	arr := func(n int) []uint32 { return leslice.Uint32s(d.bytes(4 * n)) }
+	arr := func(n int) []uint32 { return leslice.Uint32s(d.Bytes(4 * n)) }
 	s := &stream{wordOff: arr(nw + 1), wordStem: arr(nw), stemOff: arr(ns + 1), stemDF: arr(ns), at: arr(len(docs) + 1), toks: arr(4 * nt), defLen: arr(len(p.Terms)), defIdx: arr(2 * np)}
-	s.blob = d.bytes(nb)
-	if d.off != len(b) {
-		panic(fmt.Sprintf("%d bytes left over", len(b)-d.off))
+	s.blob = d.Bytes(nb)
+	if d.Off != len(b) {
+		panic(fmt.Sprintf("%d bytes left over", len(b)-d.Off))
 	}
 	s.check(docs, p)
 	p.s = s
@@ -362,59 +360,8 @@ func (s *stream) check(docs []Doc, p Part) {
 	}
 }
 
-type encoder struct{ b []byte }
-
-func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
-func (e *encoder) bool(v bool) {
-	if v {
-		e.uvarint(1)
-	} else {
-		e.uvarint(0)
-	}
-}
-
-// decoder reads what encoder wrote; it panics on malformed input (Decode recovers).
-type decoder struct {
-	b   []byte
-	off int
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		panic("bad varint")
-	}
-	d.off += n
-	return v
-}
-
-// count reads a number of items each taking at least min bytes, refusing one that the bytes
-// left cannot hold (a damaged count must not allocate without bound).
-func (d *decoder) count(min int) int {
-	n := d.uvarint()
-	if min > 0 && n > uint64(len(d.b)-d.off)/uint64(min) || n > uint64(len(d.b)) {
-		panic("a count larger than the bytes left")
-	}
-	return int(n)
-}
-
-// index reads an index below n.
-func (d *decoder) index(n int) int {
-	v := d.uvarint()
-	if v >= uint64(n) {
-		panic("an index out of range")
-	}
-	return int(v)
-}
-
-func (d *decoder) bytes(n int) []byte {
-	if n < 0 || n > len(d.b)-d.off {
-		panic("length past the end")
-	}
-	b := d.b[d.off : d.off+n : d.off+n]
-	d.off += n
-	return b
-}
-
-func (d *decoder) str() string { return leslice.String(d.bytes(int(d.uvarint()))) }
+// encoder and decoder are the part's codec (shared with the store's segments).
+type (
+	encoder = leslice.Encoder
+	decoder = leslice.Decoder
+)

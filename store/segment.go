@@ -140,8 +140,8 @@ func encodeSegment(book string, ps []ingest.Passage, withPart bool) (id string, 
 	h.Write([]byte{segFormat})
 	h.Write([]byte(book))
 	var e enc
-	e.uvarint(segFormat)
-	e.str(book)
+	e.Uvarint(segFormat)
+	e.Str(book)
 	// Parents in order of their first child.
 	parentIdx := map[string]int{}
 	var parents []int // index of each parent's first child
@@ -153,17 +153,17 @@ func encodeSegment(book string, ps []ingest.Passage, withPart bool) (id string, 
 			parents = append(parents, i)
 		}
 	}
-	e.uvarint(uint64(len(parents)))
+	e.Uvarint(uint64(len(parents)))
 	for _, i := range parents {
 		p := &ps[i]
-		e.str(p.ParentID)
-		e.str(p.Section)
-		e.str(p.Source)
-		e.str(p.Parent)
-		e.uvarint(uint64(i))
+		e.Str(p.ParentID)
+		e.Str(p.Section)
+		e.Str(p.Source)
+		e.Str(p.Parent)
+		e.Uvarint(uint64(i))
 	}
 	postings := map[string][]uint32{} // term → doc, tf pairs
-	e.uvarint(uint64(len(ps)))
+	e.Uvarint(uint64(len(ps)))
 	for i := range ps {
 		p := &ps[i]
 		toks := lexTokens(p)
@@ -174,12 +174,12 @@ func encodeSegment(book string, ps []ingest.Passage, withPart bool) (id string, 
 		for t, n := range tf {
 			postings[t] = append(postings[t], uint32(i), n)
 		}
-		e.str(p.ID)
-		e.uvarint(uint64(parentIdx[p.ParentID]))
-		e.uvarint(uint64(p.Position))
-		e.uvarint(uint64(p.Page))
-		e.uvarint(uint64(len(toks)))
-		e.str(p.Text)
+		e.Str(p.ID)
+		e.Uvarint(uint64(parentIdx[p.ParentID]))
+		e.Uvarint(uint64(p.Position))
+		e.Uvarint(uint64(p.Page))
+		e.Uvarint(uint64(len(toks)))
+		e.Str(p.Text)
 	}
 	terms := slices.Collect(maps.Keys(postings))
 	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(termHash(a), termHash(b)), cmp.Compare(a, b)) })
@@ -188,50 +188,50 @@ func encodeSegment(book string, ps []ingest.Passage, withPart bool) (id string, 
 		nPost += len(postings[t]) / 2
 		blob += len(t)
 	}
-	e.uvarint(uint64(len(terms)))
-	e.uvarint(uint64(nPost))
-	e.uvarint(uint64(blob))
-	e.align()
+	e.Uvarint(uint64(len(terms)))
+	e.Uvarint(uint64(nPost))
+	e.Uvarint(uint64(blob))
+	e.Align(8)
 	for _, t := range terms {
-		e.b = binary.LittleEndian.AppendUint64(e.b, termHash(t))
+		e.B = binary.LittleEndian.AppendUint64(e.B, termHash(t))
 	}
 	at := uint32(0)
-	e.b = binary.LittleEndian.AppendUint32(e.b, 0)
+	e.B = binary.LittleEndian.AppendUint32(e.B, 0)
 	for _, t := range terms {
 		at += uint32(len(postings[t]) / 2)
-		e.b = binary.LittleEndian.AppendUint32(e.b, at)
+		e.B = binary.LittleEndian.AppendUint32(e.B, at)
 	}
 	at = 0
-	e.b = binary.LittleEndian.AppendUint32(e.b, 0)
+	e.B = binary.LittleEndian.AppendUint32(e.B, 0)
 	for _, t := range terms {
 		at += uint32(len(t))
-		e.b = binary.LittleEndian.AppendUint32(e.b, at)
+		e.B = binary.LittleEndian.AppendUint32(e.B, at)
 	}
 	for _, t := range terms {
-		e.b = append(e.b, t...)
+		e.B = append(e.B, t...)
 	}
-	e.align()
+	e.Align(8)
 	for _, t := range terms {
 		pl := postings[t]
 		slices.SortFunc(pairs(pl), func(a, b [2]uint32) int { return cmp.Compare(a[0], b[0]) })
 		for j := 0; j < len(pl); j += 2 {
-			e.b = binary.LittleEndian.AppendUint32(e.b, pl[j])
+			e.B = binary.LittleEndian.AppendUint32(e.B, pl[j])
 		}
 	}
 	for _, t := range terms {
 		pl := postings[t]
 		for j := 1; j < len(pl); j += 2 {
-			e.b = binary.LittleEndian.AppendUint16(e.b, uint16(min(pl[j], 0xffff)))
+			e.B = binary.LittleEndian.AppendUint16(e.B, uint16(min(pl[j], 0xffff)))
 		}
 	}
 	var part []byte
 	if withPart {
 		part = lexicon.Read(book, lexiconDocs(ps, parents)).Encode()
 	}
-	e.uvarint(uint64(len(part)))
-	e.align()
-	e.b = append(e.b, part...)
-	return hex.EncodeToString(h.Sum(nil)[:12]), e.b
+	e.Uvarint(uint64(len(part)))
+	e.Align(8)
+	e.B = append(e.B, part...)
+	return hex.EncodeToString(h.Sum(nil)[:12]), e.B
 }
 
 // lexiconDocs are the segment's parents as package lexicon reads them.
@@ -264,32 +264,32 @@ func pairs(s []uint32) [][2]uint32 {
 // decodeSegment reads an encoded segment. The strings of the result point into payload, which
 // must not change afterwards.
 func decodeSegment(id string, payload []byte) (s *segment, err error) {
-	d := dec{b: payload}
+	d := dec{B: payload}
 	defer func() {
 		if r := recover(); r != nil {
 			s, err = nil, fmt.Errorf("%w: its content cannot be decoded (%v)", errDamaged, r)
 		}
 	}()
-	f := d.uvarint()
+	f := d.Uvarint()
 	if f != segFormat && f != segFormatNoPart {
 		return nil, fmt.Errorf("segment format %d, this caprag reads %d: run `caprag ingest --reindex` or ingest the books again", f, segFormat)
 	}
-	s = &segment{id: id, data: payload, book: d.str(), format: int(f)}
-	s.parents = make([]parentRec, d.count(5))
+	s = &segment{id: id, data: payload, book: d.Str(), format: int(f)}
+	s.parents = make([]parentRec, d.Count(5))
 	for i := range s.parents {
 		p := &s.parents[i]
-		p.id, p.section, p.source, p.text = d.str(), d.str(), d.str(), d.str()
-		p.first = int32(d.uvarint())
+		p.id, p.section, p.source, p.text = d.Str(), d.Str(), d.Str(), d.Str()
+		p.first = int32(d.Uvarint())
 	}
-	n := d.count(6)
+	n := d.Count(6)
 	s.ps = make([]ingest.Passage, n)
 	s.parentOf = make([]int32, n)
 	s.lens = make([]uint32, n)
 	for i := range s.ps {
-		id := d.str()
-		pi := d.uvarint()
-		pos, page, length := d.uvarint(), d.uvarint(), d.uvarint()
-		text := d.str()
+		id := d.Str()
+		pi := d.Uvarint()
+		pos, page, length := d.Uvarint(), d.Uvarint(), d.Uvarint()
+		text := d.Str()
 		par := &s.parents[pi]
 		s.ps[i] = ingest.Passage{
 			ID: id, ParentID: par.id, Book: s.book, Section: par.section, Page: int(page),
@@ -299,23 +299,23 @@ func decodeSegment(id string, payload []byte) (s *segment, err error) {
 		s.lens[i] = uint32(length)
 		s.totalLen += length
 	}
-	nt, nPost, blob := d.count(16), d.count(6), d.count(1)
-	d.align()
-	s.hashes = leslice.Uint64s(d.bytes(8 * nt))
-	s.postAt = leslice.Uint32s(d.bytes(4 * (nt + 1)))
-	s.termOff = leslice.Uint32s(d.bytes(4 * (nt + 1)))
-	s.termText = d.bytes(blob)
-	d.align()
-	s.postDoc = leslice.Uint32s(d.bytes(4 * nPost))
-	s.postTF = leslice.Uint16s(d.bytes(2 * nPost))
+	nt, nPost, blob := d.Count(16), d.Count(6), d.Count(1)
+	d.Align(8)
+	s.hashes = leslice.Uint64s(d.Bytes(8 * nt))
+	s.postAt = leslice.Uint32s(d.Bytes(4 * (nt + 1)))
+	s.termOff = leslice.Uint32s(d.Bytes(4 * (nt + 1)))
+	s.termText = d.Bytes(blob)
+	d.Align(8)
+	s.postDoc = leslice.Uint32s(d.Bytes(4 * nPost))
+	s.postTF = leslice.Uint16s(d.Bytes(2 * nPost))
 	var part []byte
 	if f >= 5 {
-		n := d.count(1)
-		d.align()
-		part = d.bytes(n)
+		n := d.Count(1)
+		d.Align(8)
+		part = d.Bytes(n)
 	}
-	if d.off != len(payload) {
-		return nil, fmt.Errorf("%w: %d bytes left over", errDamaged, len(payload)-d.off)
+	if d.Off != len(payload) {
+		return nil, fmt.Errorf("%w: %d bytes left over", errDamaged, len(payload)-d.Off)
 	}
 	if err := s.check(); err != nil {
 		return nil, err
@@ -433,65 +433,8 @@ func (s *segment) page(p string) []int32 {
 // headingKeySet lists the segment's heading keys (for prefix lookups).
 func (s *segment) headingKeySet() map[string][]int32 { s.lookups(); return s.lazy.headings }
 
-// enc appends varints and length-prefixed strings.
-type enc struct{ b []byte }
-
-// align pads to a multiple of 8 bytes, where fixed-width arrays start.
-func (e *enc) align() {
-	for len(e.b)%8 != 0 {
-		e.b = append(e.b, 0)
-	}
-}
-
-// align skips the padding enc.align wrote.
-func (d *dec) align() {
-	for d.off%8 != 0 {
-		d.bytes(1)
-	}
-}
-
-func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *enc) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
-
-// dec reads what enc wrote; it panics on malformed input (decodeSegment recovers).
-type dec struct {
-	b   []byte
-	off int
-}
-
-func (d *dec) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		panic("bad varint")
-	}
-	d.off += n
-	return v
-}
-
-// count reads a number of items each taking at least min bytes, and refuses one larger than
-// what is left could hold (a damaged count must not allocate without bound).
-func (d *dec) count(min int) int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)-d.off)/uint64(min) {
-		panic("a count larger than the bytes left")
-	}
-	return int(n)
-}
-
-func (d *dec) bytes(n int) []byte {
-	if n < 0 || n > len(d.b)-d.off {
-		panic("length past the end")
-	}
-	b := d.b[d.off : d.off+n : d.off+n]
-	d.off += n
-	return b
-}
-
-// str returns a string that shares the decoder's bytes (they are never written again).
-func (d *dec) str() string {
-	b := d.bytes(int(d.uvarint()))
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
-}
+// enc and dec are the segment's codec (shared with the lexicon's parts).
+type (
+	enc = leslice.Encoder
+	dec = leslice.Decoder
+)

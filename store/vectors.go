@@ -65,7 +65,7 @@ const (
 // encodeVectors encodes a book's vectors (all of one length) with the embedder that made them.
 func encodeVectors(embedder string, vecs [][]float32) []byte {
 	var e enc
-	e.str(embedder)
+	e.Str(embedder)
 	dims := 0
 	if len(vecs) > 0 {
 		dims = len(vecs[0])
@@ -79,19 +79,19 @@ func encodeVectors(embedder string, vecs [][]float32) []byte {
 		}
 	}
 	sparse := dims <= math.MaxUint16+1 && nnz*6 < len(vecs)*dims*2
-	e.uvarint(uint64(dims))
-	e.uvarint(uint64(len(vecs)))
+	e.Uvarint(uint64(dims))
+	e.Uvarint(uint64(len(vecs)))
 	if !sparse {
-		e.b = append(e.b, vecDense)
+		e.B = append(e.B, vecDense)
 		for _, v := range vecs {
 			for _, x := range v {
-				e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(x))
+				e.B = binary.LittleEndian.AppendUint32(e.B, math.Float32bits(x))
 			}
 		}
-		return e.b
+		return e.B
 	}
-	e.b = append(e.b, vecSparse)
-	e.uvarint(uint64(nnz))
+	e.B = append(e.B, vecSparse)
+	e.Uvarint(uint64(nnz))
 	at := uint32(0)
 	for _, v := range vecs {
 		for _, x := range v {
@@ -99,23 +99,23 @@ func encodeVectors(embedder string, vecs [][]float32) []byte {
 				at++
 			}
 		}
-		e.b = binary.LittleEndian.AppendUint32(e.b, at)
+		e.B = binary.LittleEndian.AppendUint32(e.B, at)
 	}
 	for _, v := range vecs {
 		for i, x := range v {
 			if x != 0 {
-				e.b = binary.LittleEndian.AppendUint16(e.b, uint16(i))
+				e.B = binary.LittleEndian.AppendUint16(e.B, uint16(i))
 			}
 		}
 	}
 	for _, v := range vecs {
 		for _, x := range v {
 			if x != 0 {
-				e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(x))
+				e.B = binary.LittleEndian.AppendUint32(e.B, math.Float32bits(x))
 			}
 		}
 	}
-	return e.b
+	return e.B
 }
 
 // decodeVectors reads what encodeVectors wrote into Go slices.
@@ -125,18 +125,18 @@ func decodeVectors(payload []byte) (v *vectors, err error) {
 			v, err = nil, fmt.Errorf("%w: its content cannot be decoded (%v)", errDamaged, r)
 		}
 	}()
-	d := dec{b: payload}
-	v = &vectors{embedder: d.str()}
-	dims := d.uvarint()
+	d := dec{B: payload}
+	v = &vectors{embedder: d.Str()}
+	dims := d.Uvarint()
 	if dims == 0 || dims > 1<<20 {
 		panic("vectors of no or absurd length")
 	}
 	v.dims = int(dims)
-	v.n = d.count(4) // a row takes at least 4 bytes, dense or sparse
-	kind := d.bytes(1)[0]
+	v.n = d.Count(4) // a row takes at least 4 bytes, dense or sparse
+	kind := d.Bytes(1)[0]
 	switch kind {
 	case vecDense:
-		b := d.bytes(4 * v.n * v.dims)
+		b := d.Bytes(4 * v.n * v.dims)
 		v.dense = make([]float32, v.n*v.dims)
 		for i := range v.dense {
 			v.dense[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
@@ -145,8 +145,8 @@ func decodeVectors(payload []byte) (v *vectors, err error) {
 		if v.dims > math.MaxUint16+1 {
 			panic("sparse vectors longer than their component index")
 		}
-		nnz := d.count(6)
-		b := d.bytes(4 * v.n)
+		nnz := d.Count(6)
+		b := d.Bytes(4 * v.n)
 		rowPtr := make([]uint32, v.n+1)
 		for i := 0; i < v.n; i++ {
 			rowPtr[i+1] = binary.LittleEndian.Uint32(b[4*i:])
@@ -157,8 +157,8 @@ func decodeVectors(payload []byte) (v *vectors, err error) {
 		if rowPtr[v.n] != uint32(nnz) {
 			panic("row pointers do not add up")
 		}
-		idx := d.bytes(2 * nnz)
-		vals := d.bytes(4 * nnz)
+		idx := d.Bytes(2 * nnz)
+		vals := d.Bytes(4 * nnz)
 		// Rows to columns: count, then place (rows in increasing order within a column).
 		v.colPtr = make([]uint32, v.dims+1)
 		for k := 0; k < nnz; k++ {
@@ -185,7 +185,7 @@ func decodeVectors(payload []byte) (v *vectors, err error) {
 	default:
 		panic(fmt.Sprintf("vector kind %d", kind))
 	}
-	if d.off != len(payload) {
+	if d.Off != len(payload) {
 		panic("bytes left over")
 	}
 	return v, nil

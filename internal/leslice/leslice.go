@@ -1,7 +1,8 @@
 // Package leslice views the little-endian arrays of an encoded file as Go slices: in place when
 // the machine is little-endian (all that Go runs caprag on in practice) and the bytes are aligned
 // for the element, else copied. The files of the store (segments, their lexicon parts) keep
-// their fixed-width arrays this way, so reading them decodes nothing.
+// their fixed-width arrays this way, so reading them decodes nothing; Encoder and Decoder write
+// and read the varints, strings and padding around them.
 package leslice
 
 import (
