@@ -64,6 +64,7 @@ func TestPromptAnalyze(t *testing.T) {
 		Question:  "How does Trained by a Master interact with the combat rules?",
 		Documents: facts(promptDocs, promptHints),
 		Asked:     []string{"Trained by a Master combat"},
+		Sections:  []string{"Rapid Strike", "All-Out Attack", "Deceptive Attack"},
 	}, 3, 0)))
 }
 
@@ -126,6 +127,22 @@ func TestPromptFitsTheBudget(t *testing.T) {
 	}
 	if text := a[1].text; !strings.Contains(text, `<passage id="12" `) || strings.Contains(text, `<passage id="1" `) {
 		t.Errorf("the analyzer keeps the best-ranked passages (12 first) and drops the worst (1):\n%.400s", text)
+	}
+	// The section titles take at most a sixth of the budget, the last ones dropped, and at
+	// most maxSections; the passages still fit.
+	for i := range 400 {
+		in.Sections = append(in.Sections, fmt.Sprintf("Maneuver Number %d of the Combat Chapter", i+1))
+	}
+	text = analyzePrompt(in, 3, budget)[1].text
+	shown := strings.Count(text, "\n- Maneuver Number ")
+	if shown == 0 || shown >= maxSections || !strings.Contains(text, "\n- Maneuver Number 1 of") || strings.Contains(text, fmt.Sprintf("Number %d of", shown+1)) {
+		t.Errorf("%d section titles shown of 400 with a budget of %d; want the first ones, fewer than %d", shown, budget, maxSections)
+	}
+	if n := estimateTokens(analyzePrompt(in, 3, budget)); n > budget {
+		t.Errorf("analyzer prompt with sections estimated at %d tokens, budget %d", n, budget)
+	}
+	if text := analyzePrompt(in, 3, 0)[1].text; strings.Count(text, "\n- Maneuver Number ") != maxSections {
+		t.Errorf("without a budget, want the first %d section titles", maxSections)
 	}
 	one := writePrompt("q", docs[:1], nil, 300)
 	if n := estimateTokens(one); n > 300+minPassageRunes {

@@ -53,6 +53,11 @@ func (e *Expander) Expand(ctx context.Context, question string, max int) ([]stri
 // Analyzer judges with the model whether the passages answer the question.
 type Analyzer struct{ c *client }
 
+// Sections implements rag.SectionReader: the analyzer is shown up to this many titles of
+// sections it may name (prompt "Sections you can fetch by title"), the part of the books' table
+// of contents around the question and the passages' cross-references.
+func (a *Analyzer) Sections() int { return maxSections }
+
 // Calls returns the model requests made so far by the roles sharing this model.
 func (a *Analyzer) Calls() int64 { return a.c.Calls() }
 

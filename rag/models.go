@@ -31,6 +31,18 @@ type AnalyzeInput struct {
 	Documents []DocFacts
 	Asked     []string // queries already searched, never asked again
 	Max       int      // most new queries wanted
+	// Sections are titles of the books' sections that are not in the context, for an analyzer
+	// that names what is missing by title (a new query that is a section's exact title fetches
+	// that section): the targets of the context's unresolved references, in context order,
+	// then the sections a wider search of the question and the queries finds, best first. Only
+	// filled for an analyzer that implements SectionReader, at most as many as it wants.
+	Sections []string
+}
+
+// SectionReader is implemented by analyzers that read AnalyzeInput.Sections (a model, shown the
+// part of the table of contents it may name); Sections is how many titles they want.
+type SectionReader interface {
+	Sections() int
 }
 
 // DocFacts is a passage of the context with what the run knows about it.

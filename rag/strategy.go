@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/caprag/caprag/passage"
+	"github.com/caprag/caprag/words"
 )
 
 // searchAll runs the queries of one hop in parallel and returns one Question per query, in the
@@ -175,6 +178,11 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 			// call with a model) is not asked. Sufficient stays false: nothing judged it.
 		default:
 			in := AnalyzeInput{Question: s.Question, Documents: docFacts(s, named), Asked: askedList, Max: max(1, m.MaxQueries)}
+			if sr, ok := m.Analyzer.(SectionReader); ok && sr.Sections() > 0 {
+				if in.Sections, err = m.sections(ctx, s, askedList, sr.Sections(), opts); err != nil {
+					return s, err
+				}
+			}
 			a, err := m.Analyzer.Analyze(ctx, in)
 			if err != nil {
 				return s, fmt.Errorf("analysing the passages: %w", err)
@@ -237,6 +245,68 @@ func docFacts(s State, named []string) []DocFacts {
 		out[h.Rank].Hints = append(out[h.Rank].Hints, h.Ref)
 	}
 	return out
+}
+
+// sections lists, for an analyzer that names missing rules by title, at most n titles of
+// sections not in the context: first the targets of the context's unresolved references (the
+// cross-references and defined terms its passages mention, in context order), then the
+// sections found by searching the question and the queries again, wider (n results each),
+// interleaved by rank. A model shown these can name the rule that is missing by the title that
+// fetches it, where a query of its own words would be searched and may miss. Titles are
+// compared folded; page references are left out (they have no title to name).
+func (m MultiHop) sections(ctx context.Context, s State, asked []string, n int, opts SearchOptions) ([]string, error) {
+	docs := s.Context()
+	seen := map[string]bool{}
+	inContext := map[string]bool{}
+	for _, d := range docs {
+		inContext[d.Key()] = true
+		seen[words.Fold(passage.LastHeading(d.Section))] = true
+	}
+	var out []string
+	add := func(t string) {
+		k := words.Fold(t)
+		if k != "" && !seen[k] && len(out) < n {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	for _, h := range Unresolved(docs) {
+		if h.Ref.Kind != RefPage {
+			add(h.Ref.Target)
+		}
+	}
+	if len(out) >= n {
+		return out, nil
+	}
+	queries := []string{s.Question}
+	for _, q := range asked {
+		if !slices.ContainsFunc(queries, func(x string) bool { return strings.EqualFold(x, q) }) {
+			queries = append(queries, q)
+		}
+	}
+	found := make([][]Document, len(queries))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, q := range queries {
+		g.Go(func() error {
+			got, err := m.Retriever.Retrieve(gctx, q, SearchOptions{K: n, Books: opts.Books, NoRefs: true})
+			if err != nil {
+				return fmt.Errorf("listing the sections near %q: %w", q, err)
+			}
+			found[i] = got
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for r := 0; r < n && len(out) < n; r++ {
+		for _, l := range found {
+			if r < len(l) && !inContext[l[r].Key()] {
+				add(passage.LastHeading(l[r].Section))
+			}
+		}
+	}
+	return out, nil
 }
 
 // named fetches the sections whose titles the question itself names ("concentrating on haste"

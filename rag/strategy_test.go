@@ -371,3 +371,72 @@ func TestUnresolvedByID(t *testing.T) {
 		t.Fatalf("unresolved %+v, want the other book's Teamwork only", hs)
 	}
 }
+
+// kCorpus is a corpus whose searches return at most opts.K documents.
+type kCorpus struct{ *corpus }
+
+func (c kCorpus) Retrieve(ctx context.Context, q string, opts rag.SearchOptions) ([]rag.Document, error) {
+	docs, err := c.corpus.Retrieve(ctx, q, opts)
+	if opts.K > 0 && len(docs) > opts.K {
+		docs = docs[:opts.K]
+	}
+	return docs, err
+}
+
+// sectionAnalyzer is a scripted analyzer that reads AnalyzeInput.Sections.
+type sectionAnalyzer struct {
+	scriptedAnalyzer
+	n int
+}
+
+func (a *sectionAnalyzer) Sections() int { return a.n }
+
+// TestAnalyzerIsShownTheSectionsItMayName: an analyzer that names missing rules by title is
+// shown the titles of sections outside the context — the passages' unresolved cross-references
+// first (page references left out), then what a wider search of the question and the queries
+// finds, without the context's own titles, each once, at most as many as it wants — and a title
+// it names is fetched as that section. An analyzer that does not read them costs no search.
+func TestAnalyzerIsShownTheSectionsItMayName(t *testing.T) {
+	const q = "Can my corvette ram a freighter at full thrust?"
+	ramming := doc("Starfall", "Ship Combat > Ramming", "A ship that rams takes hull damage (see Hull Damage, page 12).",
+		rag.Reference{Kind: rag.RefSee, Text: "see Hull Damage", Target: "Hull Damage"}, rag.Reference{Kind: rag.RefPage, Text: "page 12", Target: "12"})
+	thrust := doc("Starfall", "Movement > Full Thrust", "At full thrust a ship moves twice its speed.")
+	evasive := doc("Starfall", "Ship Combat > Evasive Maneuvers", "A pilot may roll Piloting to avoid a ram.")
+	c := kCorpus{newCorpus().
+		add(q, ramming, thrust, doc("Smugglers Guide", "Ships > Ramming", "Smugglers never ram."), evasive,
+			doc("Starfall", "Ships > Freighters", "Freighters are slow."), doc("Starfall", "Ships > Corvettes", "Corvettes are fast."),
+			doc("Starfall", "Movement > Docking", "Docking takes a turn.")).
+		add("ram freighter", ramming, doc("Starfall", "Ship Combat > Boarding", "Boarders cross after a ram."), evasive).
+		add("evasive maneuvers", evasive)}
+	a := &sectionAnalyzer{n: 5, scriptedAnalyzer: scriptedAnalyzer{decisions: []rag.Analysis{{NewQueries: []string{"Evasive Maneuvers"}}}}}
+	s, err := rag.MultiHop{Retriever: c, Resolver: c, Expander: fixedExpander{"ram freighter"}, Analyzer: a, TopK: 2, MaxHops: 2, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Boarding is in the context (the expanded query's second hit); Ramming of another book is
+	// the context's title; Corvettes ranks beyond the wider search's 5.
+	want := []string{"Hull Damage", "Evasive Maneuvers", "Freighters"}
+	if got := a.inputs[0].Sections; !slices.Equal(got, want) {
+		t.Errorf("sections shown\n got %q\nwant %q", got, want)
+	}
+	if !slices.ContainsFunc(s.Context(), func(d rag.Document) bool { return d.Section == evasive.Section }) {
+		t.Errorf("the section named by its title was not fetched: %+v", s.Context())
+	}
+
+	one := &sectionAnalyzer{n: 1}
+	if _, err := (rag.MultiHop{Retriever: c, Resolver: c, Analyzer: one, TopK: 2, MaxHops: 2}).Execute(context.Background(), rag.State{Question: q}); err != nil {
+		t.Fatal(err)
+	}
+	if got := one.inputs[0].Sections; !slices.Equal(got, []string{"Hull Damage"}) {
+		t.Errorf("one section wanted, shown %q", got)
+	}
+
+	plain := &scriptedAnalyzer{}
+	c2 := kCorpus{newCorpus().add(q, ramming, thrust, evasive)}
+	if _, err := (rag.MultiHop{Retriever: c2, Resolver: c2, Analyzer: plain, TopK: 2, MaxHops: 2}).Execute(context.Background(), rag.State{Question: q}); err != nil {
+		t.Fatal(err)
+	}
+	if plain.inputs[0].Sections != nil || len(c2.searched()) != 1 {
+		t.Errorf("an analyzer that does not read sections got %q after searches %q", plain.inputs[0].Sections, c2.searched())
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/caprag/caprag/evalset"
+	"github.com/caprag/caprag/offline"
+	"github.com/caprag/caprag/rag"
+	"github.com/caprag/caprag/store"
+)
+
+// oracleAnalyzer names, after each hop, the missing gold sections of its question — but only
+// by a title it is shown (the first maxHints hint targets, as the model's prompt numbers them,
+// and, when it reads sections, AnalyzeInput.Sections) that fetches the section. It is a model
+// that always knows which rule is missing and can only name what it sees: what multi-hop
+// reaches with it measures what the prompt offers, not any model.
+type oracleAnalyzer struct {
+	s        *store.Local
+	gold     []evalset.Gold
+	sections int
+	hints    int
+}
+
+func (a *oracleAnalyzer) Sections() int { return a.sections }
+
+func (a *oracleAnalyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.Analysis, error) {
+	type shown struct {
+		from rag.Document
+		ref  rag.Reference
+	}
+	var titles []shown
+	for _, d := range in.Documents { // hints in context order, as many as the prompt numbers
+		for _, h := range d.Hints {
+			if len(titles) < a.hints {
+				titles = append(titles, shown{d.Document, h})
+			}
+		}
+	}
+	for _, t := range in.Sections {
+		titles = append(titles, shown{ref: rag.Reference{Kind: rag.RefSee, Text: t, Target: t}})
+	}
+	var names []string
+	for _, g := range a.gold {
+		if slices.ContainsFunc(in.Documents, func(d rag.DocFacts) bool { return g.Matches(d.Book, d.Section) }) {
+			continue
+		}
+		for _, t := range titles {
+			got, err := a.s.Resolve(ctx, t.from, t.ref, rag.SearchOptions{K: 2})
+			if err != nil {
+				return rag.Analysis{}, err
+			}
+			if slices.ContainsFunc(got, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) }) {
+				names = append(names, t.ref.Target)
+				break
+			}
+		}
+	}
+	return rag.Analysis{Sufficient: len(names) == 0, NewQueries: names}, nil
+}
+
+// TestSectionsAModelMayName measures what showing the analyzer section titles (rag.SectionReader)
+// offers a model: on the multi-hop questions of each corpus, multi-hop's full recall when the
+// analyzer always knows which rule is missing but can name it only by a title it is shown — the
+// ten numbered hints alone (the prompt before), or with the section titles too (50 is about
+// what fits a 4k-token window, 100 the most shown). A measurement, run with
+//
+//	CAPRAG_MEASURE_SECTIONS=1 go test -run SectionsAModelMayName -v ./cmd/caprag/
+//
+// (CAPRAG_SECTIONS_SETS=corpus=set.jsonl,... measures other question sets of the two corpora).
+func TestSectionsAModelMayName(t *testing.T) {
+	if os.Getenv("CAPRAG_MEASURE_SECTIONS") == "" {
+		t.Skip("a measurement: set CAPRAG_MEASURE_SECTIONS=1")
+	}
+	sets := corpora(t)
+	if v := os.Getenv("CAPRAG_SECTIONS_SETS"); v != "" {
+		for _, kv := range strings.Split(v, ",") {
+			name, set, _ := strings.Cut(kv, "=")
+			sets[name] = [2]string{sets[name][0], set}
+		}
+	}
+	ctx := context.Background()
+	for _, name := range []string{"srd51", "fate"} {
+		s := loadCorpus(t, sets[name][0])
+		qs, err := evalset.Load(sets[name][1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		models := offline.Models(s)
+		var line []string
+		for _, n := range []int{0, 50, 100} {
+			full, total := 0, 0
+			for _, q := range qs {
+				if q.Kind != "multi-hop" {
+					continue
+				}
+				total++
+				a := &oracleAnalyzer{s: s, gold: q.Gold, sections: n, hints: 10}
+				st, err := rag.MultiHop{Retriever: s, Resolver: s, Expander: models.Expander, Analyzer: a, TopK: 5, MaxHops: 3, MaxQueries: 4}.Execute(ctx, rag.State{Question: q.Question})
+				if err != nil {
+					t.Fatal(err)
+				}
+				docs := st.Context()
+				if !slices.ContainsFunc(q.Gold, func(g evalset.Gold) bool {
+					return !slices.ContainsFunc(docs, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) })
+				}) {
+					full++
+				}
+			}
+			line = append(line, fmt.Sprintf("%d sections: %d/%d (%.0f%%)", n, full, total, 100*float64(full)/float64(max(1, total))))
+		}
+		t.Logf("%s (%s), multi-hop full recall of an analyzer naming what it is shown: %s", name, sets[name][1], strings.Join(line, "; "))
+	}
+}
