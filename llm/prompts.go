@@ -100,6 +100,25 @@ type passage struct {
 	id   int
 	doc  rag.Document
 	rank int
+	// block is the passage as the prompt writes it, rendered once (newPassage): fitting a
+	// prompt to its budget writes it several times.
+	block string
+}
+
+// newPassage is a document as a prompt shows it, rendered.
+func newPassage(id int, doc rag.Document, rank int) passage {
+	p := passage{id: id, doc: doc, rank: rank}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<passage id="%d" book="%s"`, id, attr(doc.Book))
+	if doc.Section != "" {
+		fmt.Fprintf(&b, ` section="%s"`, attr(doc.Section))
+	}
+	if doc.Page > 0 {
+		fmt.Fprintf(&b, ` page="%d"`, doc.Page)
+	}
+	b.WriteString(">\n" + neutralize(truncate(strings.TrimSpace(doc.Text), maxPassageRunes)) + "\n</passage>\n")
+	p.block = b.String()
+	return p
 }
 
 // hintView is a reference hint with the passage it comes from.
@@ -116,7 +135,7 @@ func analysisView(in rag.AnalyzeInput) ([]passage, []hintView) {
 	ps := make([]passage, len(in.Documents))
 	var hs []hintView
 	for i, d := range in.Documents {
-		ps[i] = passage{id: i + 1, doc: d.Document, rank: d.Rank*100 + d.Hop*10 + i}
+		ps[i] = newPassage(i+1, d.Document, d.Rank*100+d.Hop*10+i)
 		for _, h := range d.Hints {
 			hs = append(hs, hintView{ref: h, passage: i + 1, rank: ps[i].rank})
 		}
@@ -209,7 +228,7 @@ func writePrompt(question string, docs []rag.Document, history []rag.Turn, budge
 	sys := system(fmt.Sprintf(writeSystem, languageName(languageOf(question), "the language of the question")))
 	ps := make([]passage, len(docs))
 	for i, d := range docs {
-		ps[i] = passage{id: i + 1, doc: d, rank: d.Rank*1000 + i}
+		ps[i] = newPassage(i+1, d, d.Rank*1000+i)
 	}
 	build := func(kept []passage) []message {
 		var b strings.Builder
@@ -258,8 +277,9 @@ func fit(ps []passage, budget int, build func([]passage) []message) []message {
 	best := byRank[0]
 	over := estimateTokens(build([]passage{best})) - budget
 	keep := max(minPassageRunes, len([]rune(best.doc.Text))-3*over)
-	best.doc.Text = truncate(best.doc.Text, keep)
-	return build([]passage{best})
+	doc := best.doc
+	doc.Text = truncate(doc.Text, keep)
+	return build([]passage{newPassage(best.id, doc, best.rank)})
 }
 
 // writePassages writes each passage inside delimiters that carry its id, book, section and
@@ -269,14 +289,7 @@ func writePassages(b *strings.Builder, ps []passage) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(b, `<passage id="%d" book="%s"`, p.id, attr(p.doc.Book))
-		if p.doc.Section != "" {
-			fmt.Fprintf(b, ` section="%s"`, attr(p.doc.Section))
-		}
-		if p.doc.Page > 0 {
-			fmt.Fprintf(b, ` page="%d"`, p.doc.Page)
-		}
-		b.WriteString(">\n" + neutralize(truncate(strings.TrimSpace(p.doc.Text), maxPassageRunes)) + "\n</passage>\n")
+		b.WriteString(p.block)
 	}
 }
 
@@ -284,10 +297,23 @@ func writePassages(b *strings.Builder, ps []passage) {
 // header of the old "[9] Book — Section" form, or a label the prompt itself uses.
 var headerLine = regexp.MustCompile(`(?im)^(\s*)(?:\[(\d+)\]|(question|passages?|hints?|queries already searched|system|user|assistant|instructions?|answer)\s*:)`)
 
+// headerWords are what every headerLine match holds (lower case): text without any of them is
+// left to the cheap path (the multi-line pattern tries every position of the text).
+var headerWords = []string{"[", "question", "passage", "hint", "queries already searched", "system", "user", "assistant", "instruction", "answer"}
+
 // neutralize makes book text inert inside a prompt: "<" becomes a look-alike (no delimiter can
 // be closed or forged), and header-like lines lose the mark that makes them headers.
 func neutralize(s string) string {
 	s = strings.ReplaceAll(s, "<", "‹")
+	lower := strings.ToLower(s)
+	if !strings.Contains(s, ":") && !strings.Contains(s, "]") || !slices.ContainsFunc(headerWords, func(w string) bool { return strings.Contains(lower, w) }) {
+		return s
+	}
+	return unheader(s)
+}
+
+// unheader takes the header mark off every header-like line of s.
+func unheader(s string) string {
 	return headerLine.ReplaceAllStringFunc(s, func(m string) string {
 		p := headerLine.FindStringSubmatch(m)
 		if p[2] != "" {

@@ -3,6 +3,7 @@ package llm
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,4 +180,23 @@ func facts(docs []rag.Document, hints []rag.Reference) []rag.DocFacts {
 		out[0].Hints = hints
 	}
 	return out
+}
+
+// TestNeutralizeShortcutChangesNothing: text that neutralize passes over without the header
+// pattern (no ":" or "]", or none of the words a header holds) comes out as the pattern would
+// leave it, on random mixes of the pieces headers are made of.
+func TestNeutralizeShortcutChangesNothing(t *testing.T) {
+	pieces := []string{"\n", " ", "\t", "\r\n", "Question", "QUESTION :", ":", "[9]", "[12] x", "]", "System:", "hints:", "Hint", "abc", "<", "Answer :",
+		"queries already searched:", "user", "passage:", "Passages", "instructions :", "assistant", "é", "Grappled creature"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		var b strings.Builder
+		for range 1 + r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		if got, want := neutralize(s), unheader(strings.ReplaceAll(s, "<", "‹")); got != want {
+			t.Fatalf("neutralize(%q) = %q, the pattern gives %q", s, got, want)
+		}
+	}
 }
