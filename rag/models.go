@@ -34,7 +34,7 @@ type AnalyzeInput struct {
 	// Sections are titles of the books' sections that are not in the context, for an analyzer
 	// that names what is missing by title (a new query that is a section's exact title fetches
 	// that section): the targets of the context's unresolved references, in context order,
-	// then the sections a wider search of the question and the queries finds, best first. Only
+	// then the sections a wider search of the question finds, best first. Only
 	// filled for an analyzer that implements SectionReader, at most as many as it wants.
 	Sections []string
 }

@@ -179,7 +179,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 		default:
 			in := AnalyzeInput{Question: s.Question, Documents: docFacts(s, named), Asked: askedList, Max: max(1, m.MaxQueries)}
 			if sr, ok := m.Analyzer.(SectionReader); ok && sr.Sections() > 0 {
-				if in.Sections, err = m.sections(ctx, s, askedList, sr.Sections(), opts); err != nil {
+				if in.Sections, err = m.sections(ctx, s, in.Hints(), sr.Sections(), opts); err != nil {
 					return s, err
 				}
 			}
@@ -248,13 +248,15 @@ func docFacts(s State, named []string) []DocFacts {
 }
 
 // sections lists, for an analyzer that names missing rules by title, at most n titles of
-// sections not in the context: first the targets of the context's unresolved references (the
-// cross-references and defined terms its passages mention, in context order), then the
-// sections found by searching the question and the queries again, wider (n results each),
-// interleaved by rank. A model shown these can name the rule that is missing by the title that
-// fetches it, where a query of its own words would be searched and may miss. Titles are
-// compared folded; page references are left out (they have no title to name).
-func (m MultiHop) sections(ctx context.Context, s State, asked []string, n int, opts SearchOptions) ([]string, error) {
+// sections not in the context: first the targets of the context's unresolved references, hints
+// (the cross-references and defined terms its passages mention, in context order), then the
+// sections a search of the question ranks first (sectionsNearQuestion results).
+// A model shown these can name the rule that is missing by the title that fetches it, where a
+// query of its own words would be searched and may miss. Titles are compared folded; page
+// references are left out (they have no title to name). Searching the queries too, or reading
+// further than the question's first ten results, found no gold rule more on the dev and
+// held-out sets of either corpus and cost a search each.
+func (m MultiHop) sections(ctx context.Context, s State, hints []Reference, n int, opts SearchOptions) ([]string, error) {
 	docs := s.Context()
 	seen := map[string]bool{}
 	inContext := map[string]bool{}
@@ -270,44 +272,29 @@ func (m MultiHop) sections(ctx context.Context, s State, asked []string, n int, 
 			out = append(out, t)
 		}
 	}
-	for _, h := range Unresolved(docs) {
-		if h.Ref.Kind != RefPage {
-			add(h.Ref.Target)
+	for _, h := range hints {
+		if h.Kind != RefPage {
+			add(h.Target)
 		}
 	}
 	if len(out) >= n {
 		return out, nil
 	}
-	queries := []string{s.Question}
-	for _, q := range asked {
-		if !slices.ContainsFunc(queries, func(x string) bool { return strings.EqualFold(x, q) }) {
-			queries = append(queries, q)
-		}
+	found, err := m.Retriever.Retrieve(ctx, s.Question, SearchOptions{K: min(n-len(out), sectionsNearQuestion), Books: opts.Books, NoRefs: true})
+	if err != nil {
+		return nil, fmt.Errorf("listing the sections near the question: %w", err)
 	}
-	found := make([][]Document, len(queries))
-	g, gctx := errgroup.WithContext(ctx)
-	for i, q := range queries {
-		g.Go(func() error {
-			got, err := m.Retriever.Retrieve(gctx, q, SearchOptions{K: n, Books: opts.Books, NoRefs: true})
-			if err != nil {
-				return fmt.Errorf("listing the sections near %q: %w", q, err)
-			}
-			found[i] = got
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	for r := 0; r < n && len(out) < n; r++ {
-		for _, l := range found {
-			if r < len(l) && !inContext[l[r].Key()] {
-				add(passage.LastHeading(l[r].Section))
-			}
+	for _, d := range found {
+		if !inContext[d.Key()] {
+			add(passage.LastHeading(d.Section))
 		}
 	}
 	return out, nil
 }
+
+// sectionsNearQuestion is how many results of the question's own search the section titles an
+// analyzer is shown read beyond the references.
+const sectionsNearQuestion = 10
 
 // named fetches the sections whose titles the question itself names ("concentrating on haste"
 // → Haste), as part of the first hop, when the resolver can find titles.

@@ -393,8 +393,8 @@ func (a *sectionAnalyzer) Sections() int { return a.n }
 
 // TestAnalyzerIsShownTheSectionsItMayName: an analyzer that names missing rules by title is
 // shown the titles of sections outside the context — the passages' unresolved cross-references
-// first (page references left out), then what a wider search of the question and the queries
-// finds, without the context's own titles, each once, at most as many as it wants — and a title
+// first (page references left out), then what a wider search of the question finds, without
+// the context's own titles, each once, at most as many as it wants — and a title
 // it names is fetched as that section. An analyzer that does not read them costs no search.
 func TestAnalyzerIsShownTheSectionsItMayName(t *testing.T) {
 	const q = "Can my corvette ram a freighter at full thrust?"
@@ -408,13 +408,14 @@ func TestAnalyzerIsShownTheSectionsItMayName(t *testing.T) {
 			doc("Starfall", "Movement > Docking", "Docking takes a turn.")).
 		add("ram freighter", ramming, doc("Starfall", "Ship Combat > Boarding", "Boarders cross after a ram."), evasive).
 		add("evasive maneuvers", evasive)}
-	a := &sectionAnalyzer{n: 5, scriptedAnalyzer: scriptedAnalyzer{decisions: []rag.Analysis{{NewQueries: []string{"Evasive Maneuvers"}}}}}
+	a := &sectionAnalyzer{n: 6, scriptedAnalyzer: scriptedAnalyzer{decisions: []rag.Analysis{{NewQueries: []string{"Evasive Maneuvers"}}}}}
 	s, err := rag.MultiHop{Retriever: c, Resolver: c, Expander: fixedExpander{"ram freighter"}, Analyzer: a, TopK: 2, MaxHops: 2, MaxQueries: 3}.Execute(context.Background(), rag.State{Question: q})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Boarding is in the context (the expanded query's second hit); Ramming of another book is
-	// the context's title; Corvettes ranks beyond the wider search's 5.
+	// The wider search of the question reads the 5 titles still wanted: Ramming of another
+	// book is the context's title; Corvettes ranks beyond; Boarding (in the context, found by
+	// the expanded query) is not shown.
 	want := []string{"Hull Damage", "Evasive Maneuvers", "Freighters"}
 	if got := a.inputs[0].Sections; !slices.Equal(got, want) {
 		t.Errorf("sections shown\n got %q\nwant %q", got, want)
