@@ -233,6 +233,7 @@ func TestExplicitReferences(t *testing.T) {
 		{"Combat > Hide", "You gain certain benefits, as described in the “Unseen Attackers and Targets” section.", 0},
 		{"Combat > Unseen Attackers and Targets", "Attack rolls have advantage.", 0},
 		{"Combat > Wild Magic", "Roll on the table (see page 3).", 0},
+		{"Appendix A: Conditions", "Conditions alter a creature's capabilities.", 0},
 		{"Appendix A: Conditions > Grappled", "Speed 0.", 0},
 		{"Appendix A: Conditions > Prone", "Crawl.", 0},
 		{"Appendix A: Conditions > Blinded", "Can't see.", 0},
@@ -243,6 +244,11 @@ func TestExplicitReferences(t *testing.T) {
 		if e, ok := edge(lx, c[0], c[1]); !ok || e.Kind != passage.RefSee || e.Weight != 1 {
 			t.Errorf("%s → %s: %+v, want an explicit reference", c[0], c[1], e)
 		}
+	}
+	// A reference to a chapter is a reference to the rule of it that its sentence names: the
+	// grappled condition, not the appendix's opening.
+	if e, ok := edge(lx, "rules/0", "Appendix A: Conditions"); ok && e.Kind == passage.RefSee {
+		t.Errorf("rules/0 links to the appendix itself, want only the condition its sentence names")
 	}
 	// "see page 3" of a book without pages names nothing the sentence names.
 	if es := lx.Edges(lx.ByID["rules/4"]); len(es) != 0 {

@@ -566,8 +566,52 @@ func (lx *Lexicon) resolve(n int, ref RawRef, ms []mention) []Edge {
 				break
 			}
 		}
+		if in := lx.namedWithin(n, ref, ms, out); len(in) > 0 {
+			return in
+		}
 		return out
 	}
+}
+
+// namedWithin narrows a reference to a chapter ("the grappled condition (see appendix A)",
+// "a stunt (see Chapter 4)") to the rule of that chapter its sentence names: the term mentioned
+// in the reference's sentence, nearest to it, that is defined in a section under one the
+// reference resolved to. Nil when the sentence names none.
+func (lx *Lexicon) namedWithin(n int, ref RawRef, ms []mention, to []Edge) []Edge {
+	best, dist := "", 0
+	var defs []int
+	for _, m := range ms {
+		if m.sentence != ref.Sentence {
+			continue
+		}
+		var in []int
+		for _, d := range lx.Terms[m.key].Defs {
+			if lx.onPath(n, d) {
+				continue
+			}
+			for _, e := range to {
+				if lx.Docs[d].Book == lx.Docs[e.To].Book && strings.HasPrefix(lx.Doc(d).Section, lx.Doc(e.To).Section+" > ") {
+					in = append(in, d)
+					break
+				}
+			}
+		}
+		if len(in) == 0 {
+			continue
+		}
+		d := m.at - ref.At
+		if m.end <= ref.At {
+			d = ref.At - m.end
+		}
+		if best == "" || d < dist {
+			best, dist, defs = m.key, d, in
+		}
+	}
+	var out []Edge
+	for _, d := range defs {
+		out = append(out, Edge{To: d, Kind: passage.RefSee, Key: best, Text: ref.Text, Weight: 1, Sentence: ref.Sentence})
+	}
+	return out
 }
 
 // dropBookName removes a book's name from a "see" phrase ("Fate Core, Outcomes and Actions").
