@@ -25,15 +25,22 @@ type Library interface {
 // word is in the books (IDF), with the sections above and below them — and the links the lexicon
 // knows from them (package lexicon). Two kinds of link lead to another hop:
 //   - an explicit link (a "see X" or page reference, a state the rule puts a creature in —
-//     "…or become frightened" —, a rule named in a sentence that names its book) that stands
-//     where the passage speaks of the question: in a window (the sentence's short paragraph, else
-//     the sentence and its neighbours) holding at least half of what the passage's best window
-//     holds of the question (a passage a link led to may hold none of it: all its explicit
-//     links count);
+//     "…or become frightened" —, a rule named in a sentence that names its book) of the passage
+//     that holds most of the question, wherever it stands: the authors of the rule asked about
+//     point at what it depends on ("on a success the target is grappled (see Conditions)"
+//     shares no word with "how does he get loose?");
+//   - an explicit link of another passage about the question that stands where the passage
+//     speaks of the question: in a window (the sentence's short paragraph, else the sentence
+//     and its neighbours) holding at least half of what the passage's best window holds of the
+//     question (a passage a link led to may hold none of it: all its explicit links count);
 //   - on the first hop, when the best passage does not already hold most of the question, a
 //     mention of a defined term whose own passage holds a part of the question that none of the
 //     passages about it holds (the coverage gain), ranked by the mention's specificity, the
 //     passage's relevance and the gain.
+//
+// A question that names a part of a rule by its run-in heading ("What does the wyrm's Venom
+// Fang do?") asks about that part: links elsewhere in the rule (its Tail, its other passages)
+// are not about the question.
 //
 // Explicit links come first; at most in.Max rules are named. It is sufficient when no link
 // qualifies. Without a lexicon it follows the explicit references of the passage found first.
@@ -122,6 +129,8 @@ type view struct {
 	ctx     map[int]int // library number → index in in.Documents
 	stems   map[int]map[string]bool
 	covered map[string]bool // what the passages about the question hold
+	// parts are the paragraphs of a passage the question names by their run-in heading.
+	parts map[int]map[int]bool
 }
 
 func newView(lx *lexicon.Lexicon, in rag.AnalyzeInput) *view {
@@ -139,7 +148,46 @@ func newView(lx *lexicon.Lexicon, in rag.AnalyzeInput) *view {
 			v.ctx[n] = i
 		}
 	}
+	v.parts = namedParts(lx, in.Question)
 	return v
+}
+
+// namedParts finds the parts of passages a question names: the paragraphs that open with a
+// run-in heading the question names ("What does the wyrm's Venom Fang do?" asks about the Venom
+// Fang paragraph of the Marsh Wyrm, not its Tail), by passage.
+func namedParts(lx *lexicon.Lexicon, question string) map[int]map[int]bool {
+	var out map[int]map[int]bool
+	for _, m := range lx.Mentions(question) {
+		if e := lx.Terms[m.Key]; e == nil || e.Kind != lexicon.RunIn {
+			continue
+		}
+		stems := strings.Fields(m.Key)
+		for _, d := range m.Defs {
+			toks := lx.Tokens(d)
+			for i, t := range toks {
+				if i > 0 && toks[i-1].Para == t.Para || i+len(stems) > len(toks) {
+					continue
+				}
+				match := true
+				for j, s := range stems {
+					if toks[i+j].Stem != s {
+						match = false
+						break
+					}
+				}
+				if match {
+					if out == nil {
+						out = map[int]map[int]bool{}
+					}
+					if out[d] == nil {
+						out[d] = map[int]bool{}
+					}
+					out[d][t.Para] = true
+				}
+			}
+		}
+	}
+	return out
 }
 
 // decide names the rules to read next, best first, or says the passages suffice.
@@ -192,8 +240,15 @@ func (v *view) decide() rag.Analysis {
 		for j := range sents {
 			bestWin = max(bestWin, v.window(sents, paras, j))
 		}
+		part := v.parts[n]
+		if part == nil && v.otherPart(n) {
+			continue
+		}
 		for _, e := range v.lx.Edges(n) {
 			if _, in := v.ctx[e.To]; in {
+				continue
+			}
+			if part != nil && !inPart(part, paras, e) {
 				continue
 			}
 			win := v.window(sents, paras, e.Sentence)
@@ -202,7 +257,7 @@ func (v *view) decide() rag.Analysis {
 			}
 			var s float64
 			switch {
-			case e.Weight >= 1 && (win > 0 || hop > 1) && win >= explicitWindow*bestWin:
+			case e.Weight >= 1 && (n == best || (win > 0 || hop > 1) && win >= explicitWindow*bestWin):
 				s = 10 + seed*(0.5+win) // explicit links rank above every mention
 			case answered:
 				continue
@@ -226,6 +281,27 @@ func (v *view) decide() rag.Analysis {
 		names[i] = v.target(n)
 	}
 	return ask(v.in, names)
+}
+
+// otherPart reports whether a passage is another part of a rule the question names a part of:
+// its links are not about the question.
+func (v *view) otherPart(n int) bool {
+	for m := range v.parts {
+		if m != n && v.family(m, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// inPart reports whether a link stands in a part of its passage (paragraphs, by number).
+func inPart(part map[int]bool, paras []int, e lexicon.Edge) bool {
+	for _, j := range append([]int{e.Sentence}, e.Also...) {
+		if j < len(paras) && part[paras[j]] {
+			return true
+		}
+	}
+	return false
 }
 
 // sorted returns the library numbers of the passages found, in order (deterministic loops).

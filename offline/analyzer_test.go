@@ -238,3 +238,46 @@ func TestExpanderClausesBridgeAndNames(t *testing.T) {
 		t.Errorf("clauses = %q", got)
 	}
 }
+
+// The explicit references of the passage that holds most of the question are followed wherever
+// they stand in it: the rule asked about points at what it depends on in words the question
+// does not use. Another passage's reference, in a paragraph about something else, is not.
+func TestAnalyzerFollowsTheReferencesOfTheRuleAskedAbout(t *testing.T) {
+	s := newShelf("tactics", []string{
+		"Tactics > Shoving: When you want to shove a bandit or any other foe toward a ledge, make an Athletics contest against it.\n\nOn a win the creature is moved five feet. Movement of that kind follows its own rules (see Forced Movement).",
+		"Tactics > Forced Movement: A creature moved by another provokes no opportunity attack and may fall prone.",
+		"Tactics > Ledges: A creature on a ledge can be shoved off it.\n\nStorms and wind are described elsewhere (see Weather).",
+		"Tactics > Weather: Rain, wind and snow.",
+	})
+	q := "I shove the bandit toward the ledge. Does he get to hit me back on his way?"
+	a := s.analyze(t, s.found(q, []string{"tactics|Shoving", "tactics|Ledges"}))
+	if !asks(a, "Forced Movement") || asks(a, "Weather") {
+		t.Errorf("follows %q, want Forced Movement and not Weather", a.NewQueries)
+	}
+}
+
+// A question that names one part of a rule by its run-in heading asks about that part: the
+// states the rule's other parts cause, in the same passage or in another passage of the rule,
+// are not chased.
+func TestAnalyzerReadsOnlyThePartTheQuestionNames(t *testing.T) {
+	s := newShelf("bestiary", []string{
+		"Bestiary > Cave Bear: A huge bear of the deep caves.\n\nStone Hide. The bear's hide turns aside the first weapon blow each round; that blow deals no damage.\n\nMaul. Melee attack: the target takes slashing damage and must make a saving throw or become stunned.",
+		"Bestiary > Cave Bear > Actions: Roar. Each creature that hears the bear must make a saving throw or become frightened of it.",
+	}, "states", []string{
+		"States > Stunned: A stunned creature can't move or act.",
+		"States > Frightened: A frightened creature can't move closer to the source of its fear.",
+	})
+	q := "What does the cave bear's Stone Hide do when I hit it?"
+	if a := s.analyze(t, s.found(q, []string{"bestiary|Cave Bear", "bestiary|Actions"})); !a.Sufficient {
+		t.Errorf("%q: follows %q, want sufficient", q, a.NewQueries)
+	}
+	in := s.found(q, []string{"bestiary|Actions", "bestiary|Cave Bear"})
+	if a := s.analyze(t, in); !a.Sufficient {
+		t.Errorf("%q: follows %q, want sufficient", q, a.NewQueries)
+	}
+	// The part named decides: asked about the Maul, the state it causes is read.
+	q = "What does the cave bear's Maul do to me?"
+	if a := s.analyze(t, s.found(q, []string{"bestiary|Cave Bear", "bestiary|Actions"})); !asks(a, "Stunned") || asks(a, "Frightened") {
+		t.Errorf("%q: follows %q, want Stunned and not Frightened", q, a.NewQueries)
+	}
+}
