@@ -613,8 +613,10 @@ func (l *linker) linksOf(u unit, hasUnits func(int) bool) []link {
 		}
 		explicit := r.ref.Kind != rag.RefMention
 		if r.ref.Kind == rag.RefPage {
+			// a page of a book with pages, or the rule the books resolved it to by the words
+			// around it ("page 256 of Fate Core for more info on milestones")
 			for j, d := range l.docs {
-				if ok(j) && pointsToPage(r.ref, from, d) {
+				if ok(j) && (pointsToPage(r.ref, from, d) || r.ref.ID != "" && d.ID == r.ref.ID) {
 					found[j] = found[j] || explicit
 				}
 			}

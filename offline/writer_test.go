@@ -182,6 +182,27 @@ func TestWriterQuotesTheChainTheStrategyFollowed(t *testing.T) {
 	}
 }
 
+// A page reference of a book without pages, resolved by the books to the rule its words name
+// ("see page 88 of the Core Book for more on renown" → Renown), leads the answer to that rule
+// like a "see" reference does; a page reference resolved to nothing in the context leads nowhere.
+func TestWriterFollowsAPageReferenceResolvedByName(t *testing.T) {
+	feat := rag.Document{ID: "guide/4", Book: "guide", Section: "Deeds > Slaying the Tyrant", Rank: 0,
+		Text: "When the heroes slay the tyrant, each of them gains renown. See page 88 of the Core Book for more on renown.",
+		Refs: []rag.Reference{{Kind: rag.RefPage, Text: "page 88 of the Core Book", Target: "Renown", Book: "core-book", ID: "core-book/12"}}}
+	renown := rag.Document{ID: "core-book/12", Book: "core-book", Section: "Advancement > Renown", Rank: 0,
+		Text: "A hero with renown may raise one skill by a step at the end of the session."}
+	q := "We slew the tyrant. What do we get for slaying him?"
+	got, _ := Writer{}.Write(context.Background(), q, []rag.Document{feat, renown}, nil)
+	if !strings.Contains(got, "may raise one skill by a step") {
+		t.Errorf("the rule the page reference names is not quoted:\n%s", got)
+	}
+	feat.Refs[0].ID = "core-book/99"
+	got, _ = Writer{}.Write(context.Background(), q, []rag.Document{feat, renown}, nil)
+	if strings.Contains(got, "may raise one skill by a step") {
+		t.Errorf("a page reference to another rule led to this one:\n%s", got)
+	}
+}
+
 // A question the passages answer reads as an answer; one whose distinctive words they do not
 // hold says so (a total miss must not read like a hit).
 func TestWriterSaysWhenTheBooksDoNotCoverTheQuestion(t *testing.T) {
