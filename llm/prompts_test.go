@@ -66,6 +66,12 @@ func TestPromptAnalyze(t *testing.T) {
 		Documents: facts(promptDocs, promptHints),
 		Asked:     []string{"Trained by a Master combat"},
 		Sections:  []string{"Rapid Strike", "All-Out Attack", "Deceptive Attack"},
+		Contents: []rag.Heading{
+			{Book: "Basic Set", Section: "Advantages"}, {Book: "Basic Set", Section: "Advantages > Trained by a Master"},
+			{Book: "Basic Set", Section: "Combat > Rapid Strike"}, {Book: "Basic Set", Section: "Combat > All-Out Attack"},
+			{Book: "Basic Set", Section: "Combat > All-Out Attack > Options"}, {Book: "Basic Set", Section: "Combat > Deceptive Attack > Options"},
+			{Book: "Martial Arts", Section: "Cinematic Combat"},
+		},
 	}, 3, 0)))
 }
 

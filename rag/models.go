@@ -37,10 +37,16 @@ type AnalyzeInput struct {
 	// then the sections a wider search of the question finds, best first. Only
 	// filled for an analyzer that implements SectionReader, at most as many as it wants.
 	Sections []string
+	// Contents is the books' table of contents (each book's sections in reading order, when
+	// the retriever lists them: ContentsReader), for the same analyzers: a section it names
+	// by title, or by title with the headings above it ("Ghast > Actions"), is fetched. It is
+	// the library's, shared: read it, do not change it.
+	Contents []Heading
 }
 
-// SectionReader is implemented by analyzers that read AnalyzeInput.Sections (a model, shown the
-// part of the table of contents it may name); Sections is how many titles they want.
+// SectionReader is implemented by analyzers that read AnalyzeInput.Sections and Contents (a
+// model, shown the titles it may name); Sections is how many titles near the question they
+// want.
 type SectionReader interface {
 	Sections() int
 }

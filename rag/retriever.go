@@ -85,6 +85,19 @@ type ReferenceResolver interface {
 	Resolve(ctx context.Context, from Document, ref Reference, opts SearchOptions) ([]Document, error)
 }
 
+// Heading is a section of a book as a table of contents lists it.
+type Heading struct {
+	Book    string
+	Section string // the heading path through all ancestor headings, joined with " > "
+}
+
+// ContentsReader lists the books' sections in reading order, each once, of the books
+// opts.Books names (all when none): a table of contents. A resolver that reads it resolves a
+// title given with the headings above it ("Ghast > Actions") to that section.
+type ContentsReader interface {
+	Contents(ctx context.Context, opts SearchOptions) ([]Heading, error)
+}
+
 // ErrEmbedderMismatch is wrapped by retrieval errors when a search reads vectors that another
 // embedder than the configured one made: the books must be embedded again
 // (`caprag ingest --reindex`).

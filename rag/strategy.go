@@ -182,6 +182,11 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 				if in.Sections, err = m.sections(ctx, s, in.Hints(), sr.Sections(), opts); err != nil {
 					return s, err
 				}
+				if cr, ok := m.Retriever.(ContentsReader); ok {
+					if in.Contents, err = cr.Contents(ctx, opts); err != nil {
+						return s, fmt.Errorf("listing the books' sections: %w", err)
+					}
+				}
 			}
 			a, err := m.Analyzer.Analyze(ctx, in)
 			if err != nil {

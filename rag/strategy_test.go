@@ -441,3 +441,41 @@ func TestAnalyzerIsShownTheSectionsItMayName(t *testing.T) {
 		t.Errorf("an analyzer that does not read sections got %q after searches %q", plain.inputs[0].Sections, c2.searched())
 	}
 }
+
+// tocCorpus is a corpus that lists a table of contents, and records the book filter it is
+// asked with.
+type tocCorpus struct {
+	kCorpus
+	toc   []rag.Heading
+	books *[]string
+}
+
+func (c tocCorpus) Contents(_ context.Context, opts rag.SearchOptions) ([]rag.Heading, error) {
+	*c.books = opts.Books
+	return c.toc, nil
+}
+
+// An analyzer that names rules by title is shown the books' table of contents when the
+// retriever lists one (of the books the question is limited to); one that does not read
+// titles is not.
+func TestAnalyzerIsShownTheTableOfContents(t *testing.T) {
+	const q = "Can my corvette ram a freighter at full thrust?"
+	ramming := doc("Starfall", "Ship Combat > Ramming", "A ship that rams takes hull damage.")
+	toc := []rag.Heading{{Book: "Starfall", Section: "Ship Combat > Ramming"}, {Book: "Starfall", Section: "Ship Combat > Hull Damage"}}
+	var books []string
+	c := tocCorpus{kCorpus{newCorpus().add(q, ramming)}, toc, &books}
+	a := &sectionAnalyzer{n: 5}
+	if _, err := (rag.MultiHop{Retriever: c, Resolver: c, Analyzer: a, TopK: 2, MaxHops: 2}).Execute(context.Background(), rag.State{Question: q, Books: []string{"Starfall"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.inputs[0].Contents; !slices.Equal(got, toc) || !slices.Equal(books, []string{"Starfall"}) {
+		t.Errorf("contents shown %v (books %q), want %v of Starfall", got, books, toc)
+	}
+	plain := &scriptedAnalyzer{}
+	if _, err := (rag.MultiHop{Retriever: c, Resolver: c, Analyzer: plain, TopK: 2, MaxHops: 2}).Execute(context.Background(), rag.State{Question: q}); err != nil {
+		t.Fatal(err)
+	}
+	if plain.inputs[0].Contents != nil {
+		t.Errorf("an analyzer that does not read titles was shown the contents")
+	}
+}

@@ -95,6 +95,30 @@ func conformance(t *testing.T, open func(t *testing.T, opts Options) Store) {
 			t.Fatalf("document lacks parent text, match or score: %+v", docs[0])
 		}
 	})
+	t.Run("TableOfContents", func(t *testing.T) {
+		s := newStore(t)
+		cr, ok := s.(rag.ContentsReader)
+		if !ok {
+			t.Fatal("the store lists no table of contents")
+		}
+		toc, err := cr.Contents(ctx, rag.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range toc {
+			got = append(got, h.Book+": "+h.Section)
+		}
+		slices.Sort(got)
+		want := []string{"conditions: Conditions > Grappled", "conditions: Conditions > Prone", "core: Combat > Cover", "core: Combat > Grappling", "core: Combat > Rapid Strike"}
+		if !slices.Equal(got, want) {
+			t.Errorf("contents %q, want %q", got, want)
+		}
+		docs, err := s.Resolve(ctx, rag.Document{}, rag.Reference{Kind: rag.RefSee, Text: "Conditions > Prone", Target: "Conditions > Prone"}, rag.SearchOptions{K: 2})
+		if err != nil || len(docs) != 1 || docs[0].Section != "Conditions > Prone" {
+			t.Errorf("a title with the heading above it resolved to %+v (%v)", docs, err)
+		}
+	})
 	t.Run("BookFilter", func(t *testing.T) {
 		s := newStore(t)
 		docs, _ := s.Retrieve(ctx, "grappled creature speed", rag.SearchOptions{K: 5, Books: []string{"Core"}})

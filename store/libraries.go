@@ -547,6 +547,23 @@ func (sc *Scope) Mentions(ctx context.Context, text string) ([]passage.Reference
 	return out, nil
 }
 
+// Contents lists the sections of the scope's books in reading order, the server's books first.
+func (sc *Scope) Contents(ctx context.Context, opts rag.SearchOptions) ([]rag.Heading, error) {
+	var out []rag.Heading
+	for _, p := range sc.parts {
+		cr, ok := p.s.(rag.ContentsReader)
+		if !ok {
+			continue
+		}
+		hs, err := cr.Contents(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hs...)
+	}
+	return out, nil
+}
+
 // Books lists the scope's books, each with its library, the server's first.
 func (sc *Scope) Books(ctx context.Context) ([]rag.BookInfo, error) {
 	var out []rag.BookInfo

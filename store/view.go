@@ -89,6 +89,10 @@ type view struct {
 	}
 	terms       sync.Map // term → *termEntry
 	cachedTerms atomic.Int64
+	toc         struct {
+		once sync.Once
+		list []rag.Heading
+	}
 }
 
 func newView(shelves []*shelf) *view {
@@ -478,6 +482,11 @@ func (v *view) titleKeysWithPrefix(prefix string) []string {
 // stemmed heading, then a heading that starts with the target ("appendix PH-A" → "Appendix PH-A:
 // Conditions"). The first parent of each section comes first.
 func (v *view) titleParents(target, book string) []pref {
+	if strings.Contains(target, " > ") {
+		if p := v.pathParents(target, book); len(p) > 0 {
+			return p
+		}
+	}
 	n := words.Normalize(target)
 	s := strings.Join(words.Tokens(target), " ")
 	pick := func(ps []pref) []pref {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/caprag/caprag/evalset"
+	"github.com/caprag/caprag/llm"
 	"github.com/caprag/caprag/offline"
 	"github.com/caprag/caprag/rag"
 	"github.com/caprag/caprag/store"
@@ -24,6 +25,9 @@ type oracleAnalyzer struct {
 	gold     []evalset.Gold
 	sections int
 	hints    int
+	// budget, when above 0, is the model's context window: the titles shown are those the
+	// analyzer's request shows in it (llm.TitlesShown: sections and table of contents).
+	budget int
 }
 
 func (a *oracleAnalyzer) Sections() int { return a.sections }
@@ -41,10 +45,14 @@ func (a *oracleAnalyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.
 			}
 		}
 	}
-	for _, t := range in.Sections {
+	names := in.Sections
+	if a.budget > 0 {
+		names = llm.TitlesShown(in, in.Max, a.budget)
+	}
+	for _, t := range names {
 		titles = append(titles, shown{ref: rag.Reference{Kind: rag.RefSee, Text: t, Target: t}})
 	}
-	var names []string
+	var asked []string
 	for _, g := range a.gold {
 		if slices.ContainsFunc(in.Documents, func(d rag.DocFacts) bool { return g.Matches(d.Book, d.Section) }) {
 			continue
@@ -55,12 +63,12 @@ func (a *oracleAnalyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.
 				return rag.Analysis{}, err
 			}
 			if slices.ContainsFunc(got, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) }) {
-				names = append(names, t.ref.Target)
+				asked = append(asked, t.ref.Target)
 				break
 			}
 		}
 	}
-	return rag.Analysis{Sufficient: len(names) == 0, NewQueries: names}, nil
+	return rag.Analysis{Sufficient: len(asked) == 0, NewQueries: asked}, nil
 }
 
 // TestSectionsAModelMayName measures what showing the analyzer section titles (rag.SectionReader)
@@ -92,14 +100,14 @@ func TestSectionsAModelMayName(t *testing.T) {
 		}
 		models := offline.Models(s)
 		var line []string
-		for _, n := range []int{0, 50, 100} {
+		for _, c := range []struct{ sections, budget int }{{0, 0}, {50, 0}, {100, 0}, {100, 4096}, {100, 16384}, {100, 100000}} {
 			full, total := 0, 0
 			for _, q := range qs {
 				if q.Kind != "multi-hop" {
 					continue
 				}
 				total++
-				a := &oracleAnalyzer{s: s, gold: q.Gold, sections: n, hints: 10}
+				a := &oracleAnalyzer{s: s, gold: q.Gold, sections: c.sections, hints: 10, budget: c.budget}
 				st, err := rag.MultiHop{Retriever: s, Resolver: s, Expander: models.Expander, Analyzer: a, TopK: 5, MaxHops: 3, MaxQueries: 4}.Execute(ctx, rag.State{Question: q.Question})
 				if err != nil {
 					t.Fatal(err)
@@ -111,7 +119,11 @@ func TestSectionsAModelMayName(t *testing.T) {
 					full++
 				}
 			}
-			line = append(line, fmt.Sprintf("%d sections: %d/%d (%.0f%%)", n, full, total, 100*float64(full)/float64(max(1, total))))
+			what := fmt.Sprintf("%d sections", c.sections)
+			if c.budget > 0 {
+				what = fmt.Sprintf("the request of a %d-token window", c.budget)
+			}
+			line = append(line, fmt.Sprintf("%s: %d/%d (%.0f%%)", what, full, total, 100*float64(full)/float64(max(1, total))))
 		}
 		t.Logf("%s (%s), multi-hop full recall of an analyzer naming what it is shown: %s", name, sets[name][1], strings.Join(line, "; "))
 	}
