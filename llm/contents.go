@@ -86,7 +86,7 @@ func prepare(toc []rag.Heading) *contents {
 		k := h.Book + "\x00" + top
 		ch := c.byKey[k]
 		if ch == nil {
-			ch = &chapter{key: k, head: "[" + neutralize(h.Book) + "] " + neutralize(top), title: top}
+			ch = &chapter{key: k, head: "[" + neutralize(oneLine(h.Book)) + "] " + neutralize(oneLine(top)), title: top}
 			c.byKey[k] = ch
 			c.chapters = append(c.chapters, ch)
 		}
@@ -100,7 +100,7 @@ func prepare(toc []rag.Heading) *contents {
 			heads := strings.Split(h.Section, " > ")
 			name = strings.Join(heads[len(heads)-2:], " > ")
 		}
-		n := neutralize(name)
+		n := neutralize(oneLine(name))
 		ch.names = append(ch.names, name)
 		ch.shown = append(ch.shown, n)
 		ch.cost = append(ch.cost, textTokens("; "+n))
@@ -181,3 +181,6 @@ func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []
 	block, shown, _ := render(order)
 	return block, shown
 }
+
+// oneLine writes a heading on one line: a table of contents line holds a chapter's titles.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
