@@ -342,6 +342,11 @@ func (b *anthropicSDK) chat(ctx context.Context, r request) (response, error) {
 	}
 	last := ""
 	for _, m := range r.msgs {
+		block := anthropic.NewTextBlock(m.text)
+		if m.cache {
+			// the prefix up to here is the same for every question on the same books
+			block = anthropic.ContentBlockParamUnion{OfText: &anthropic.TextBlockParam{Text: m.text, CacheControl: anthropic.NewCacheControlEphemeralParam()}}
+		}
 		switch {
 		case m.role == roleSystem:
 			params.System = append(params.System, anthropic.TextBlockParam{Text: m.text})
@@ -349,11 +354,11 @@ func (b *anthropicSDK) chat(ctx context.Context, r request) (response, error) {
 		case m.role == last:
 			// Turns alternate: a second message of the same role joins the previous turn.
 			prev := &params.Messages[len(params.Messages)-1]
-			prev.Content = append(prev.Content, anthropic.NewTextBlock(m.text))
+			prev.Content = append(prev.Content, block)
 		case m.role == roleAssistant:
-			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(anthropic.NewTextBlock(m.text)))
+			params.Messages = append(params.Messages, anthropic.NewAssistantMessage(block))
 		default:
-			params.Messages = append(params.Messages, anthropic.NewUserMessage(anthropic.NewTextBlock(m.text)))
+			params.Messages = append(params.Messages, anthropic.NewUserMessage(block))
 		}
 		last = m.role
 	}

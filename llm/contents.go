@@ -119,14 +119,14 @@ func prepare(toc []rag.Heading) *contents {
 func lineCost(ch *chapter) int { return textTokens(ch.head+":\n") + 1 }
 
 // contentsBlock renders the books' table of contents in at most room tokens (room < 0: at most
-// maxContents titles), and returns the titles it lets a model name. When all of it fits it
-// is written in reading order, the same for every question on the same books (a prefix
-// providers can cache); when it does not, the chapters (a book's top heading) that hold the
-// passages found come first, then the others in reading order, as many titles as fit (a long
-// chapter's last titles are cut first).
-func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []string) {
+// maxContents titles), and returns the titles it lets a model name and whether it is whole.
+// When all of it fits it is written in reading order, the same for every question on the same
+// books (a prefix providers can cache); when it does not, the chapters (a book's top heading)
+// that hold the passages found come first, then the others in reading order, as many titles
+// as fit (a long chapter's last titles are cut first).
+func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []string, bool) {
 	if len(toc) == 0 || room == 0 {
-		return "", nil
+		return "", nil, false
 	}
 	c := prepared(toc)
 	render := func(order []*chapter) (string, []string, bool) {
@@ -162,7 +162,7 @@ func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []
 	}
 	if room < 0 && c.titles <= maxContents || room > 0 && c.tokens <= room {
 		all, shown, _ := render(c.chapters)
-		return all, shown
+		return all, shown, true
 	}
 	// Not all of it fits: the chapters the passages are in first.
 	var order []*chapter
@@ -179,7 +179,7 @@ func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []
 		}
 	}
 	block, shown, _ := render(order)
-	return block, shown
+	return block, shown, false
 }
 
 // oneLine writes a heading on one line: a table of contents line holds a chapter's titles.

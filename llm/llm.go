@@ -234,6 +234,10 @@ func (c *client) contextTokens(ctx context.Context) int {
 type message struct {
 	role string
 	text string
+	// cache marks the end of a prefix that is the same across requests (the system prompt and
+	// a whole table of contents): a provider that caches prompts on request (Anthropic) is
+	// asked to cache up to here.
+	cache bool
 }
 
 const (
@@ -242,9 +246,9 @@ const (
 	roleAssistant = "assistant"
 )
 
-func system(text string) message    { return message{roleSystem, text} }
-func user(text string) message      { return message{roleUser, text} }
-func assistant(text string) message { return message{roleAssistant, text} }
+func system(text string) message    { return message{role: roleSystem, text: text} }
+func user(text string) message      { return message{role: roleUser, text: text} }
+func assistant(text string) message { return message{role: roleAssistant, text: text} }
 
 // call sends one request under the client's timeout: it counts every HTTP request sent
 // (retries included), reports the provider's own error, and warns once when the provider read

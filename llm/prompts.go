@@ -200,14 +200,18 @@ func analyzeRequest(in rag.AnalyzeInput, max, budget int) ([]message, []string) 
 	msgs := fit(ps, budget, build)
 	room := -1
 	if budget > 0 {
-		room = min(budget/contentsShare, budget-estimateTokens(msgs))
+		room = min(budget/contentsShare, budget-estimateTokens(msgs)-estimateTokens([]message{{}}))
 		if room < 0 {
 			room = 0
 		}
 	}
-	toc, names := contentsBlock(in.Contents, in.Documents, room)
+	// The table of contents is a message of its own before the question: when it is whole, it
+	// and the system prompt are the same for every question on the same books.
+	toc, names, whole := contentsBlock(in.Contents, in.Documents, room)
 	if toc != "" {
-		msgs[1].text = toc + "\n" + msgs[1].text
+		m := user(toc)
+		m.cache = whole
+		msgs = []message{msgs[0], m, msgs[1]}
 	}
 	return msgs, append(slices.Clone(sections), names...)
 }

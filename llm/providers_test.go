@@ -71,6 +71,13 @@ func (grappleBooks) Retrieve(_ context.Context, query string, _ rag.SearchOption
 	return docs, nil
 }
 
+// Contents is the books' table of contents: every request of the analyzer carries it.
+func (grappleBooks) Contents(context.Context, rag.SearchOptions) ([]rag.Heading, error) {
+	return grappleTOC, nil
+}
+
+var grappleTOC = []rag.Heading{{Book: "SRD", Section: "Combat > Grappling"}, {Book: "SRD", Section: "Conditions > Grappled"}, {Book: "SRD", Section: "Conditions > Prone"}}
+
 // flavour is one provider's server.
 type flavour struct {
 	name   string
@@ -439,6 +446,7 @@ func (f *fakeProvider) check(r *http.Request, req map[string]any) (sys, prompt s
 		bad("no messages")
 	}
 	var roles []string
+	var cached []string // the text of the content blocks marked for caching (Anthropic)
 	for _, m := range msgs {
 		mm, _ := m.(map[string]any)
 		role, _ := mm["role"].(string)
@@ -455,6 +463,12 @@ func (f *fakeProvider) check(r *http.Request, req map[string]any) (sys, prompt s
 				}
 				s, _ := bm["text"].(string)
 				text += s
+				if cc, ok := bm["cache_control"]; ok {
+					if ccm, _ := cc.(map[string]any); fl.wire != "anthropic" || len(ccm) != 1 || ccm["type"] != "ephemeral" {
+						bad("cache_control %v on a %s content block", cc, fl.wire)
+					}
+					cached = append(cached, s)
+				}
 			}
 		}
 		if text == "" {
@@ -552,6 +566,15 @@ func (f *fakeProvider) check(r *http.Request, req map[string]any) (sys, prompt s
 			checkSchema(bad, format)
 		}
 	case "anthropic":
+		// The analyzer's table of contents, whole in Anthropic's window, is the end of the
+		// prefix to cache; nothing else is marked.
+		switch {
+		case roleOf(sys) == "analyze" && f.tc.ctx4k:
+		case roleOf(sys) == "analyze" && (len(cached) != 1 || !strings.HasPrefix(cached[0], "Table of contents of the books")):
+			bad("the analyzer's blocks marked for caching: %q, want the table of contents", cached)
+		case roleOf(sys) != "analyze" && len(cached) > 0:
+			bad("a %s request marks %q for caching", roleOf(sys), cached)
+		}
 		if r.Header.Get("x-api-key") != "sk-ant-test" || r.Header.Get("anthropic-version") == "" {
 			bad("headers x-api-key %q, anthropic-version %q", r.Header.Get("x-api-key"), r.Header.Get("anthropic-version"))
 		}
