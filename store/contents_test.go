@@ -98,4 +98,21 @@ func TestScopeContents(t *testing.T) {
 	if !slices.Equal(books, []string{"bestiary", "conditions"}) || len(got) != 6 {
 		t.Errorf("scope 7 lists %d sections of %q, want 6 of bestiary then conditions", len(got), books)
 	}
+	// The same list for the same books (a prompt prepares it once), a new one when they change.
+	again, _ := l.Scope(ctx, "7")
+	if list, _ := again.(rag.ContentsReader).Contents(ctx, rag.SearchOptions{}); &list[0] != &got[0] {
+		t.Errorf("the scope's table of contents was listed again for the same books")
+	}
+	s7, _ := l.Library(ctx, "7")
+	if err := s7.ReplaceBook(ctx, loadBook(t, "bestiary", bestiaryMD+"\n## Cave Troll\n\nA troll of the deep caves.\n")); err != nil {
+		t.Fatal(err)
+	}
+	changed, _ := l.Scope(ctx, "7")
+	if list, _ := changed.(rag.ContentsReader).Contents(ctx, rag.SearchOptions{}); len(list) != 7 {
+		t.Errorf("after a book changed the scope lists %d sections, want 7", len(list))
+	}
+	only, _ := l.Scope(ctx, "7")
+	if list, _ := only.(rag.ContentsReader).Contents(ctx, rag.SearchOptions{Books: []string{"conditions"}}); len(list) != 2 {
+		t.Errorf("the scope's conditions book lists %d sections, want 2", len(list))
+	}
 }

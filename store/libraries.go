@@ -64,36 +64,41 @@ type Libraries struct {
 	libs     map[string]*library
 	absent   map[string]time.Time // library → when it was last found not to exist
 	fallback Store
-	lexicons lexicons
+	lexicons byVersion[*lexicon.Lexicon]
+	contents byVersion[[]rag.Heading]
 }
 
-// lexicons keeps the lexicons of the scopes that read two libraries, by the scope's version: a
-// few, the oldest dropped first.
-type lexicons struct {
+// byVersion keeps what is built for the scopes that read two libraries (their lexicons, their
+// tables of contents), by the scope's version: a few, the oldest dropped first.
+type byVersion[T any] struct {
 	mu    sync.Mutex
-	m     map[string]*lexicon.Lexicon
+	m     map[string]T
 	order []string
 }
 
 const keptLexicons = 16
 
-func (c *lexicons) get(key string, build func() *lexicon.Lexicon) *lexicon.Lexicon {
+// get returns what is kept for key, or builds and keeps it (what fails to build is not kept).
+func (c *byVersion[T]) get(key string, build func() (T, error)) (T, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if lx, ok := c.m[key]; ok {
-		return lx
+	if v, ok := c.m[key]; ok {
+		return v, nil
 	}
-	lx := build()
+	v, err := build()
+	if err != nil {
+		return v, err
+	}
 	if c.m == nil {
-		c.m = map[string]*lexicon.Lexicon{}
+		c.m = map[string]T{}
 	}
 	if len(c.order) == keptLexicons {
 		delete(c.m, c.order[0])
 		c.order = c.order[1:]
 	}
-	c.m[key] = lx
+	c.m[key] = v
 	c.order = append(c.order, key)
-	return lx
+	return v, nil
 }
 
 // library is one open library.
@@ -410,7 +415,7 @@ func (l *Libraries) scope(ctx context.Context, id string) (*Scope, error) {
 	if id != SharedLibrary {
 		ids = []string{id, SharedLibrary} // the server's books first, on equal scores
 	}
-	sc := &Scope{library: id, lexicons: &l.lexicons}
+	sc := &Scope{library: id, lexicons: &l.lexicons, contents: &l.contents}
 	for _, lid := range ids {
 		if lid != SharedLibrary {
 			ok, err := l.present(ctx, lid)
@@ -451,7 +456,8 @@ var _ rag.Scoper = (*Libraries)(nil)
 type Scope struct {
 	library  string
 	parts    []part
-	lexicons *lexicons
+	lexicons *byVersion[*lexicon.Lexicon]
+	contents *byVersion[[]rag.Heading]
 }
 
 type part struct {
@@ -548,7 +554,27 @@ func (sc *Scope) Mentions(ctx context.Context, text string) ([]passage.Reference
 }
 
 // Contents lists the sections of the scope's books in reading order, the server's books first.
+// The whole list is the same slice for as long as the books do not change (a model's prompt
+// prepares it once).
 func (sc *Scope) Contents(ctx context.Context, opts rag.SearchOptions) ([]rag.Heading, error) {
+	if len(sc.parts) == 1 {
+		if cr, ok := sc.parts[0].s.(rag.ContentsReader); ok {
+			return cr.Contents(ctx, opts)
+		}
+		return nil, nil
+	}
+	if len(opts.Books) == 0 && sc.contents != nil {
+		v, err := sc.Version(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return sc.contents.get(v, func() ([]rag.Heading, error) { return sc.concatContents(ctx, opts) })
+	}
+	return sc.concatContents(ctx, opts)
+}
+
+// concatContents lists every library's sections, the server's first.
+func (sc *Scope) concatContents(ctx context.Context, opts rag.SearchOptions) ([]rag.Heading, error) {
 	var out []rag.Heading
 	for _, p := range sc.parts {
 		cr, ok := p.s.(rag.ContentsReader)
@@ -623,7 +649,7 @@ func (sc *Scope) Lexicon() *lexicon.Lexicon {
 	if err != nil || sc.lexicons == nil {
 		return nil
 	}
-	return sc.lexicons.get(v, func() *lexicon.Lexicon {
+	lx, _ := sc.lexicons.get(v, func() (*lexicon.Lexicon, error) {
 		var parts []lexicon.Part
 		var base *lexicon.Lexicon
 		for _, p := range sc.parts {
@@ -639,8 +665,9 @@ func (sc *Scope) Lexicon() *lexicon.Lexicon {
 		// Relinked from the larger library's own lexicon (the shared books, usually): of its
 		// passages, only those holding a word of a term the other library changes are read
 		// again.
-		return lexicon.Relink(base, parts)
+		return lexicon.Relink(base, parts), nil
 	})
+	return lx
 }
 
 // Only returns the store of the scope's one library when only one has books (nil otherwise).
