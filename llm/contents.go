@@ -38,6 +38,13 @@ type contents struct {
 	byKey    map[string]*chapter
 	titles   int
 	tokens   int // all of it, as render counts
+
+	// all is the whole table rendered, once: it is the same for every question.
+	all struct {
+		once  sync.Once
+		block string
+		names []string
+	}
 }
 
 // tocCache keeps the tables of contents prepared last, by the list the store returned (the
@@ -143,7 +150,7 @@ func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []
 			}
 			used += lineCost
 			n := 0
-			for n < len(ch.names) && (room > 0 && used+ch.cost[n] <= room || room < 0 && len(shown)+n+1 < maxContents) {
+			for n < len(ch.names) && (room > 0 && used+ch.cost[n] <= room || room < 0 && len(shown)+n+1 <= maxContents) {
 				used += ch.cost[n]
 				n++
 			}
@@ -161,8 +168,8 @@ func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []
 		return b.String(), shown, whole
 	}
 	if room < 0 && c.titles <= maxContents || room > 0 && c.tokens <= room {
-		all, shown, _ := render(c.chapters)
-		return all, shown, true
+		c.all.once.Do(func() { c.all.block, c.all.names, _ = render(c.chapters) })
+		return c.all.block, c.all.names, true
 	}
 	// Not all of it fits: the chapters the passages are in first.
 	var order []*chapter

@@ -9,7 +9,9 @@ import (
 )
 
 // BenchmarkPrompts measures building the analyzer's and the writer's prompts for 15 passages of
-// 1,400 characters (90 hints, 100 section titles) fitted to a 3,300-token budget.
+// 1,400 characters (90 hints, 100 section titles) fitted to a 3,300-token budget, and the
+// analyzer's with a table of contents of 2,000 sections (3 books × 20 chapters × 33) in a
+// 16,384-token window (cut to its room) and a 100,000-token one (whole).
 func BenchmarkPrompts(b *testing.B) {
 	var docs []rag.DocFacts
 	var plain []rag.Document
@@ -31,6 +33,16 @@ func BenchmarkPrompts(b *testing.B) {
 			analyzePrompt(in, 3, 3300)
 		}
 	})
+	toc := tocOf([]string{"Core", "Companion", "Almanac"}, 20, 16) // 2,016 sections
+	withTOC := in
+	withTOC.Contents = toc
+	for _, window := range []int{16384, 100000} {
+		b.Run(fmt.Sprintf("analyze-contents-%d", window), func(b *testing.B) {
+			for b.Loop() {
+				analyzePrompt(withTOC, 3, window)
+			}
+		})
+	}
 	b.Run("write", func(b *testing.B) {
 		for b.Loop() {
 			writePrompt(in.Question, plain, nil, 3300)
