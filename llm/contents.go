@@ -93,7 +93,7 @@ func prepare(toc []rag.Heading) *contents {
 		k := h.Book + "\x00" + top
 		ch := c.byKey[k]
 		if ch == nil {
-			ch = &chapter{key: k, head: "[" + neutralize(oneLine(h.Book)) + "] " + neutralize(oneLine(top)), title: top}
+			ch = &chapter{key: k, head: "- [" + neutralize(oneLine(h.Book)) + "] " + neutralize(oneLine(top)), title: top}
 			c.byKey[k] = ch
 			c.chapters = append(c.chapters, ch)
 		}

@@ -33,7 +33,7 @@ func TestAnalyzerTableOfContents(t *testing.T) {
 	toc := tocOf([]string{"Core", "Companion"}, 4, 5)
 	docs := []rag.DocFacts{{Document: rag.Document{Book: "Companion", Section: "Chapter 3 of Companion > Companion Rule 3.2"}}}
 	block, names, whole := contentsBlock(toc, docs, -1)
-	if !whole || len(names) != len(toc) || !strings.HasPrefix(block, contentsHeader+"[Core] Chapter 1 of Core: Core Rule 1.1; Core Rule 1.1 > Details; Core Rule 1.2;") {
+	if !whole || len(names) != len(toc) || !strings.HasPrefix(block, contentsHeader+"- [Core] Chapter 1 of Core: Core Rule 1.1; Core Rule 1.1 > Details; Core Rule 1.2;") {
 		t.Fatalf("the whole table (%d of %d titles):\n%.300s", len(names), len(toc), block)
 	}
 	again, _, _ := contentsBlock(toc, []rag.DocFacts{{Document: rag.Document{Book: "Core", Section: "Chapter 2 of Core"}}}, -1)
@@ -45,7 +45,7 @@ func TestAnalyzerTableOfContents(t *testing.T) {
 	if n := textTokens(block); whole || n > room || len(names) == 0 || len(names) >= len(toc) {
 		t.Fatalf("%d titles in %d tokens, room %d:\n%s", len(names), n, room, block)
 	}
-	if !strings.HasPrefix(block, contentsHeader+"[Companion] Chapter 3 of Companion: Companion Rule 3.1; ") || !slices.Contains(names, "Companion Rule 3.2 > Details") {
+	if !strings.HasPrefix(block, contentsHeader+"- [Companion] Chapter 3 of Companion: Companion Rule 3.1; ") || !slices.Contains(names, "Companion Rule 3.2 > Details") {
 		t.Errorf("the chapter of the passage found does not come first:\n%s", block)
 	}
 	if block, _, _ := contentsBlock(toc, docs, 0); block != "" {
