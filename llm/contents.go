@@ -23,7 +23,7 @@ const contentsHeader = "Table of contents of the books (a section listed here is
 // chapter is a line of the table of contents: a book's top heading and the titles under it.
 type chapter struct {
 	key     string // book + "\x00" + top heading
-	head    string // "[book] Top heading", neutralised
+	head    string // "- [book] Top heading", neutralised
 	title   string
 	section bool     // the top heading is a section of its own (a title to name)
 	names   []string // the titles under it, as a model names them
