@@ -93,6 +93,22 @@ func expandPrompt(question string, max int) []message {
 	}
 }
 
+// expandContentsPrompt is the expansion request with the books' table of contents, within
+// budget tokens: the model is asked to write a query as a section's title when a section it
+// lists holds a rule the answer needs.
+func expandContentsPrompt(question string, max int, toc []rag.Heading, budget int) []message {
+	msgs := expandPrompt(question, max)
+	with, _ := withContents(msgs, toc, nil, budget)
+	if len(with) > len(msgs) {
+		with[0].text += "\n" + expandContentsNote
+	}
+	return with
+}
+
+// expandContentsNote is added to the expander's instructions when it is shown the table of
+// contents.
+const expandContentsNote = "When a section listed in the table of contents holds a rule the answer needs, give its exact title as a query, as it is listed."
+
 // passage is a document as a prompt shows it: its id (its number among the documents the
 // role was given, which citations use), and how it ranks for dropping when the prompt is over
 // budget (lower rank is kept first).
@@ -197,7 +213,16 @@ func analyzeRequest(in rag.AnalyzeInput, max, budget int) ([]message, []string) 
 		b.WriteString("\nQuestion: " + in.Question)
 		return []message{sys, user(b.String())}
 	}
-	msgs := fit(ps, budget, build)
+	msgs, names := withContents(fit(ps, budget, build), in.Contents, in.Documents, budget)
+	return msgs, append(slices.Clone(sections), names...)
+}
+
+// withContents adds the books' table of contents to a request of a system prompt and a user
+// message, as a message of its own between them, in the room the request leaves of budget
+// tokens and at most a contentsShare-th of it (contentsBlock); when it is whole, it and the
+// system prompt are the same for every question on the same books, and marked for caching. It
+// returns the request and the titles the table lets a model name.
+func withContents(msgs []message, toc []rag.Heading, docs []rag.DocFacts, budget int) ([]message, []string) {
 	room := -1
 	if budget > 0 {
 		room = min(budget/contentsShare, budget-estimateTokens(msgs)-estimateTokens([]message{{}}))
@@ -205,15 +230,13 @@ func analyzeRequest(in rag.AnalyzeInput, max, budget int) ([]message, []string) 
 			room = 0
 		}
 	}
-	// The table of contents is a message of its own before the question: when it is whole, it
-	// and the system prompt are the same for every question on the same books.
-	toc, names, whole := contentsBlock(in.Contents, in.Documents, room)
-	if toc != "" {
-		m := user(toc)
-		m.cache = whole
-		msgs = []message{msgs[0], m, msgs[1]}
+	block, names, whole := contentsBlock(toc, docs, room)
+	if block == "" {
+		return msgs, nil
 	}
-	return msgs, append(slices.Clone(sections), names...)
+	m := user(block)
+	m.cache = whole
+	return []message{msgs[0], m, msgs[1]}, names
 }
 
 // fitSections keeps the first titles, at most maxSections, whose lines fit budget tokens (all

@@ -53,11 +53,18 @@ var (
 		{Kind: rag.RefSee, Text: "see Rapid Strike, p. B370", Target: "Rapid Strike", Book: "Basic Set"},
 		{Kind: rag.RefPage, Text: "p. B370", Target: "B370"},
 	}
+	promptTOC = []rag.Heading{
+		{Book: "Basic Set", Section: "Advantages"}, {Book: "Basic Set", Section: "Advantages > Trained by a Master"},
+		{Book: "Basic Set", Section: "Combat > Rapid Strike"}, {Book: "Basic Set", Section: "Combat > All-Out Attack"},
+		{Book: "Basic Set", Section: "Combat > All-Out Attack > Options"}, {Book: "Basic Set", Section: "Combat > Deceptive Attack > Options"},
+		{Book: "Martial Arts", Section: "Cinematic Combat"},
+	}
 	promptHistory = []rag.Turn{{Question: "What does Trained by a Master do?", Answer: "It halves the penalties for Rapid Strike [1]."}}
 )
 
 func TestPromptExpand(t *testing.T) {
 	golden(t, "expand.golden", render(expandPrompt("How does Trained by a Master interact with the combat rules?", 4)))
+	golden(t, "expand-contents.golden", render(expandContentsPrompt("How does Trained by a Master interact with the combat rules?", 4, promptTOC, 100000)))
 }
 
 func TestPromptAnalyze(t *testing.T) {
@@ -66,12 +73,7 @@ func TestPromptAnalyze(t *testing.T) {
 		Documents: facts(promptDocs, promptHints),
 		Asked:     []string{"Trained by a Master combat"},
 		Sections:  []string{"Rapid Strike", "All-Out Attack", "Deceptive Attack"},
-		Contents: []rag.Heading{
-			{Book: "Basic Set", Section: "Advantages"}, {Book: "Basic Set", Section: "Advantages > Trained by a Master"},
-			{Book: "Basic Set", Section: "Combat > Rapid Strike"}, {Book: "Basic Set", Section: "Combat > All-Out Attack"},
-			{Book: "Basic Set", Section: "Combat > All-Out Attack > Options"}, {Book: "Basic Set", Section: "Combat > Deceptive Attack > Options"},
-			{Book: "Martial Arts", Section: "Cinematic Combat"},
-		},
+		Contents:  promptTOC,
 	}, 3, 0)))
 }
 

@@ -15,6 +15,14 @@ type Expander interface {
 	Expand(ctx context.Context, question string, max int) ([]string, error)
 }
 
+// ContentsExpander is an Expander that reads the books' table of contents (a model, which can
+// then write its queries as the books' own section titles); the strategies give it the
+// retriever's when the retriever lists one (ContentsReader). It is shared: read it, do not
+// change it.
+type ContentsExpander interface {
+	ExpandWithContents(ctx context.Context, question string, max int, toc []Heading) ([]string, error)
+}
+
 // Analysis is the analyzer's verdict on the passages gathered so far.
 type Analysis struct {
 	Sufficient bool     `json:"sufficient"`

@@ -49,11 +49,26 @@ func uniqueQueries(seen map[string]bool, qs []string) []string {
 }
 
 // firstQueries are the queries of a first hop: the question and, when there is an expander and
-// room, its queries; each once (recorded in seen), at most maxQueries.
-func firstQueries(ctx context.Context, e Expander, question string, maxQueries int, seen map[string]bool) ([]string, error) {
+// room, its queries; each once (recorded in seen), at most maxQueries. An expander that reads
+// the books' table of contents (ContentsExpander) is given the retriever's (ContentsReader).
+func firstQueries(ctx context.Context, e Expander, r Retriever, opts SearchOptions, question string, maxQueries int, seen map[string]bool) ([]string, error) {
 	qs := []string{question}
 	if e != nil && maxQueries > 1 {
-		extra, err := e.Expand(ctx, question, maxQueries-1)
+		var (
+			extra []string
+			err   error
+		)
+		ce, reads := e.(ContentsExpander)
+		cr, lists := r.(ContentsReader)
+		if reads && lists {
+			var toc []Heading
+			if toc, err = cr.Contents(ctx, opts); err != nil {
+				return nil, fmt.Errorf("listing the books' sections: %w", err)
+			}
+			extra, err = ce.ExpandWithContents(ctx, question, maxQueries-1, toc)
+		} else {
+			extra, err = e.Expand(ctx, question, maxQueries-1)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("expanding the question: %w", err)
 		}
@@ -99,7 +114,7 @@ type MultiQuestion struct {
 
 // Execute implements Strategy.
 func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
-	queries, err := firstQueries(ctx, m.Expander, s.Question, m.MaxQueries, map[string]bool{})
+	queries, err := firstQueries(ctx, m.Expander, m.Retriever, SearchOptions{K: m.TopK, Books: s.Books}, s.Question, m.MaxQueries, map[string]bool{})
 	if err != nil {
 		return s, err
 	}
@@ -136,7 +151,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	asked := map[string]bool{}
 	// The first hop starts, as multi-question does, from the queries generated from the
 	// question, the question among them.
-	queries, err := firstQueries(ctx, m.Expander, s.Question, m.MaxQueries, asked)
+	queries, err := firstQueries(ctx, m.Expander, m.Retriever, SearchOptions{K: m.TopK, Books: s.Books}, s.Question, m.MaxQueries, asked)
 	if err != nil {
 		return s, err
 	}

@@ -479,3 +479,38 @@ func TestAnalyzerIsShownTheTableOfContents(t *testing.T) {
 		t.Errorf("an analyzer that does not read titles was shown the contents")
 	}
 }
+
+// tocExpander is an expander that reads the table of contents: it names the last title listed.
+type tocExpander struct{ got []rag.Heading }
+
+func (e *tocExpander) Expand(context.Context, string, int) ([]string, error) {
+	return nil, errors.New("the table of contents was not given")
+}
+
+func (e *tocExpander) ExpandWithContents(_ context.Context, _ string, _ int, toc []rag.Heading) ([]string, error) {
+	e.got = toc
+	last := toc[len(toc)-1].Section
+	return []string{last[strings.LastIndex(last, " > ")+3:]}, nil
+}
+
+// An expander that reads the books' table of contents is given the retriever's, in both
+// strategies, and its queries are searched in the first hop.
+func TestExpanderIsShownTheTableOfContents(t *testing.T) {
+	const q = "Can my corvette ram a freighter at full thrust?"
+	hull := doc("Starfall", "Ship Combat > Hull Damage", "Hull damage slows a ship.")
+	toc := []rag.Heading{{Book: "Starfall", Section: "Ship Combat > Ramming"}, {Book: "Starfall", Section: "Ship Combat > Hull Damage"}}
+	var books []string
+	c := tocCorpus{kCorpus{newCorpus().add(q, doc("Starfall", "Ship Combat > Ramming", "A ship that rams takes damage.")).add("Hull Damage", hull)}, toc, &books}
+	for _, st := range []rag.Strategy{
+		rag.MultiQuestion{Retriever: c, Expander: &tocExpander{}, TopK: 2, MaxQueries: 3},
+		rag.MultiHop{Retriever: c, Resolver: c, Expander: &tocExpander{}, Analyzer: &scriptedAnalyzer{}, TopK: 2, MaxHops: 1, MaxQueries: 3},
+	} {
+		s, err := st.Execute(context.Background(), rag.State{Question: q, Books: []string{"Starfall"}})
+		if err != nil {
+			t.Fatalf("%T: %v", st, err)
+		}
+		if !slices.Equal(books, []string{"Starfall"}) || !slices.ContainsFunc(s.Context(), func(d rag.Document) bool { return d.Section == hull.Section }) {
+			t.Errorf("%T: the expander's title from the table of contents was not searched (books %q): %+v", st, books, s.Context())
+		}
+	}
+}
