@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +70,9 @@ type Config struct {
 	// Output limits, in tokens: the answer, and the JSON replies (expansion, analysis).
 	LLMAnswerMaxTokens int `envconfig:"LLM_ANSWER_MAX_TOKENS" default:"1024"`
 	LLMJSONMaxTokens   int `envconfig:"LLM_JSON_MAX_TOKENS" default:"512"`
+	// LLMContentsTokens bounds the books' table of contents in the expander's and analyzer's
+	// requests: "auto" (a quarter of the context window), 0 (none) or a number of tokens.
+	LLMContentsTokens string `envconfig:"LLM_CONTENTS_TOKENS" default:"auto"`
 	// Retries of a model or embedding request after a transient failure, the longest wait
 	// between two attempts, and the connections kept open per host.
 	LLMRetries      int           `envconfig:"LLM_RETRIES" default:"3"`
@@ -251,6 +255,9 @@ func (c Config) Validate() error {
 	}
 	between("LLM_ANSWER_MAX_TOKENS", c.LLMAnswerMaxTokens, 64, 100_000)
 	between("LLM_JSON_MAX_TOKENS", c.LLMJSONMaxTokens, 64, 100_000)
+	if _, ok := c.ContentsTokens(); !ok {
+		errs = append(errs, &Error{Var: "LLM_CONTENTS_TOKENS", Value: c.LLMContentsTokens, Accepted: "auto (a quarter of the model's context window), 0 (no table of contents) or whole numbers up to 2000000"})
+	}
 	between("LLM_RETRIES", c.LLMRetries, 0, 10)
 	between("LLM_MAX_CONNS", c.LLMMaxConns, 1, 10_000)
 	positive("LLM_RETRY_MAX_WAIT", c.LLMRetryMaxWait, 10*time.Minute)
@@ -276,6 +283,20 @@ func (c Config) Validate() error {
 // ErrNoDiscordToken is returned by RequireDiscord when DISCORD_TOKEN is empty: a bad setting
 // (exit status 2), like every *Error.
 var ErrNoDiscordToken = &Error{Var: "DISCORD_TOKEN", Value: "", Accepted: "the token of a bot created in the Discord developer portal (see README, \"Running the bot\")"}
+
+// ContentsTokens is LLM_CONTENTS_TOKENS as a number of tokens, -1 for auto; ok is false when
+// the setting is neither.
+func (c Config) ContentsTokens() (n int, ok bool) {
+	v := strings.TrimSpace(c.LLMContentsTokens)
+	if v == "" || strings.EqualFold(v, "auto") {
+		return -1, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 2_000_000 {
+		return 0, false
+	}
+	return n, true
+}
 
 // RequireDiscord checks the settings only the bot needs.
 func (c Config) RequireDiscord() error {

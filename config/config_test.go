@@ -23,6 +23,19 @@ func TestLoadDefaults(t *testing.T) {
 	}
 }
 
+// LLM_CONTENTS_TOKENS reads "auto" (the default), 0 and numbers of tokens.
+func TestContentsTokens(t *testing.T) {
+	for v, want := range map[string]int{"": -1, "auto": -1, "AUTO": -1, "0": 0, "6000": 6000} {
+		if n, ok := (Config{LLMContentsTokens: v}).ContentsTokens(); !ok || n != want {
+			t.Errorf("LLM_CONTENTS_TOKENS=%q reads %d (%v), want %d", v, n, ok, want)
+		}
+	}
+	unset(t, "LLM_CONTENTS_TOKENS")
+	if c, err := Load(); err != nil || c.LLMContentsTokens != "auto" {
+		t.Errorf("default LLM_CONTENTS_TOKENS %q (%v), want auto", c.LLMContentsTokens, err)
+	}
+}
+
 func TestLLMProviderFollowsKeys(t *testing.T) {
 	unset(t, "LLM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY")
 	t.Setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
@@ -53,6 +66,8 @@ func TestInvalidSettingsNameVariableAndAcceptedValues(t *testing.T) {
 		{"LLM_CONTEXT_TOKENS", "100", "from 1024"},
 		{"LLM_ANSWER_MAX_TOKENS", "0", "from 64"},
 		{"LLM_JSON_MAX_TOKENS", "lots", "whole number"},
+		{"LLM_CONTENTS_TOKENS", "some", "auto (a quarter"},
+		{"LLM_CONTENTS_TOKENS", "-5", "0 (no table of contents)"},
 		{"LLM_RETRIES", "20", "from 0 to 10"},
 		{"LLM_RETRY_MAX_WAIT", "1h", "up to 10m"},
 		{"LLM_MAX_CONNS", "0", "from 1"},

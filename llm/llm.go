@@ -99,6 +99,9 @@ type client struct {
 
 	// Output limits per role, in tokens.
 	answerTokens, jsonTokens int
+	// contentsTokens bounds the table of contents in a request (LLM_CONTENTS_TOKENS): -1 a
+	// quarter of the window, 0 none.
+	contentsTokens int
 	// ctxTokens is the context window the prompts are fitted into; for Ollama without
 	// LLM_CONTEXT_TOKENS, read from the model on first use (ctxOnce).
 	ctxTokens int
@@ -119,8 +122,12 @@ func newClient(cfg config.Config, o Options) (*client, error) {
 	if hc == nil {
 		hc = NewHTTPClient(HTTPOptionsFrom(cfg, log))
 	}
+	contents, ok := cfg.ContentsTokens()
+	if !ok {
+		return nil, &config.Error{Var: "LLM_CONTENTS_TOKENS", Value: cfg.LLMContentsTokens, Accepted: "auto, 0 or a number of tokens"}
+	}
 	c := &client{provider: cfg.LLMProvider, name: cfg.LLMModel, timeout: cfg.LLMTimeout, ctxTokens: cfg.LLMContextTokens,
-		answerTokens: orDefault(cfg.LLMAnswerMaxTokens, 1024), jsonTokens: orDefault(cfg.LLMJSONMaxTokens, 512)}
+		answerTokens: orDefault(cfg.LLMAnswerMaxTokens, 1024), jsonTokens: orDefault(cfg.LLMJSONMaxTokens, 512), contentsTokens: contents}
 	switch cfg.LLMProvider {
 	case "openai":
 		base, key := cfg.OpenAIBaseURL, cfg.OpenAIAPIKey

@@ -95,10 +95,11 @@ func expandPrompt(question string, max int) []message {
 
 // expandContentsPrompt is the expansion request with the books' table of contents, within
 // budget tokens: the model is asked to write a query as a section's title when a section it
-// lists holds a rule the answer needs.
-func expandContentsPrompt(question string, max int, toc []rag.Heading, budget int) []message {
+// lists holds a rule the answer needs. The table takes at most limit tokens (-1: no limit of
+// its own).
+func expandContentsPrompt(question string, max int, toc []rag.Heading, budget, limit int) []message {
 	msgs := expandPrompt(question, max)
-	with, _ := withContents(msgs, toc, nil, budget)
+	with, _ := withContents(msgs, toc, nil, budget, limit)
 	if len(with) > len(msgs) {
 		with[0].text += "\n" + expandContentsNote
 	}
@@ -167,7 +168,7 @@ func analysisView(in rag.AnalyzeInput) ([]passage, []hintView) {
 // numbered hints, the queries already searched, and the question again; passages are dropped,
 // lowest-ranked first, until the request fits budget tokens.
 func analyzePrompt(in rag.AnalyzeInput, max, budget int) []message {
-	msgs, _ := analyzeRequest(in, max, budget)
+	msgs, _ := analyzeRequest(in, max, budget, -1)
 	return msgs
 }
 
@@ -175,12 +176,13 @@ func analyzePrompt(in rag.AnalyzeInput, max, budget int) []message {
 // window of budget tokens (0: unbounded): the sections near the question, then the table of
 // contents'. What a model can name is what multi-hop can fetch by title.
 func TitlesShown(in rag.AnalyzeInput, max, budget int) []string {
-	_, names := analyzeRequest(in, max, budget)
+	_, names := analyzeRequest(in, max, budget, -1)
 	return names
 }
 
-// analyzeRequest is analyzePrompt, with the titles it shows.
-func analyzeRequest(in rag.AnalyzeInput, max, budget int) ([]message, []string) {
+// analyzeRequest is analyzePrompt, with the titles it shows; the table of contents takes at
+// most contents tokens (LLM_CONTENTS_TOKENS; -1: no bound of its own).
+func analyzeRequest(in rag.AnalyzeInput, max, budget, contents int) ([]message, []string) {
 	ps, hs := analysisView(in)
 	var texts []string
 	for _, p := range ps {
@@ -213,22 +215,26 @@ func analyzeRequest(in rag.AnalyzeInput, max, budget int) ([]message, []string) 
 		b.WriteString("\nQuestion: " + in.Question)
 		return []message{sys, user(b.String())}
 	}
-	msgs, names := withContents(fit(ps, budget, build), in.Contents, in.Documents, budget)
+	msgs, names := withContents(fit(ps, budget, build), in.Contents, in.Documents, budget, contents)
 	return msgs, append(slices.Clone(sections), names...)
 }
 
 // withContents adds the books' table of contents to a request of a system prompt and a user
 // message, as a message of its own between them, in the room the request leaves of budget
-// tokens and at most a contentsShare-th of it (contentsBlock); when it is whole, it and the
-// system prompt are the same for every question on the same books, and marked for caching. It
-// returns the request and the titles the table lets a model name.
-func withContents(msgs []message, toc []rag.Heading, docs []rag.DocFacts, budget int) ([]message, []string) {
+// tokens, at most a contentsShare-th of it and at most limit tokens (-1: no limit of its own;
+// 0: no table) (contentsBlock); when it is whole, it and the system prompt are the same for
+// every question on the same books, and marked for caching. It returns the request and the
+// titles the table lets a model name.
+func withContents(msgs []message, toc []rag.Heading, docs []rag.DocFacts, budget, limit int) ([]message, []string) {
 	room := -1
 	if budget > 0 {
 		room = min(budget/contentsShare, budget-estimateTokens(msgs)-estimateTokens([]message{{}}))
 		if room < 0 {
 			room = 0
 		}
+	}
+	if limit >= 0 && (room < 0 || limit < room) {
+		room = limit
 	}
 	block, names, whole := contentsBlock(toc, docs, room)
 	if block == "" {

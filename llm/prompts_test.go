@@ -64,7 +64,7 @@ var (
 
 func TestPromptExpand(t *testing.T) {
 	golden(t, "expand.golden", render(expandPrompt("How does Trained by a Master interact with the combat rules?", 4)))
-	golden(t, "expand-contents.golden", render(expandContentsPrompt("How does Trained by a Master interact with the combat rules?", 4, promptTOC, 100000)))
+	golden(t, "expand-contents.golden", render(expandContentsPrompt("How does Trained by a Master interact with the combat rules?", 4, promptTOC, 100000, -1)))
 }
 
 func TestPromptAnalyze(t *testing.T) {

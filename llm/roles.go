@@ -47,7 +47,7 @@ func (e *Expander) ExpandWithContents(ctx context.Context, question string, max 
 	}
 	msgs := expandPrompt(question, max)
 	if len(toc) > 0 {
-		msgs = expandContentsPrompt(question, max, toc, e.c.contextTokens(ctx)-e.c.jsonTokens-tokenMargin)
+		msgs = expandContentsPrompt(question, max, toc, e.c.contextTokens(ctx)-e.c.jsonTokens-tokenMargin, e.c.contentsTokens)
 	}
 	reply, err := structured(ctx, e.c, "expand", msgs, expandSchema, `{"queries": ["…"]}`,
 		func(r expansion) bool { return r.ok })
@@ -84,7 +84,8 @@ func (a *Analyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.Analys
 		max = defaultMax
 	}
 	budget := a.c.contextTokens(ctx) - a.c.jsonTokens - tokenMargin
-	reply, err := structured(ctx, a.c, "analyze", analyzePrompt(in, max, budget), analyzeSchema,
+	msgs, _ := analyzeRequest(in, max, budget, a.c.contentsTokens)
+	reply, err := structured(ctx, a.c, "analyze", msgs, analyzeSchema,
 		`{"missing": ["…"], "new_queries": ["…"], "sufficient": false}`, func(r verdict) bool { return r.ok })
 	if err != nil {
 		if ctx.Err() != nil {
