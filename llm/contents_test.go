@@ -97,12 +97,12 @@ func TestContentsTokensSetting(t *testing.T) {
 	if msgs, names := analyzeRequest(in, 3, 100000, 0); len(msgs) != 2 || len(names) != 0 {
 		t.Errorf("LLM_CONTENTS_TOKENS=0: %d messages, %d titles", len(msgs), len(names))
 	}
-	if msgs := expandContentsPrompt("Can I grapple?", 3, toc, 100000, 0); len(msgs) != 2 || strings.Contains(msgs[0].text, expandContentsNote) {
+	if msgs, _ := expandContentsPrompt("Can I grapple?", 3, toc, nil, 100000, 0); len(msgs) != 2 || strings.Contains(msgs[0].text, expandContentsNote) {
 		t.Errorf("LLM_CONTENTS_TOKENS=0: the expander's request has %d messages", len(msgs))
 	}
 	for _, limit := range []int{500, 3000} {
 		msgs, _ := analyzeRequest(in, 3, 100000, limit)
-		exp := expandContentsPrompt("Can I grapple?", 3, toc, 100000, limit)
+		exp, _ := expandContentsPrompt("Can I grapple?", 3, toc, nil, 100000, limit)
 		for _, m := range []message{msgs[1], exp[1]} {
 			if n := textTokens(m.text); !strings.HasPrefix(m.text, contentsHeader) || n > limit || m.cache {
 				t.Errorf("LLM_CONTENTS_TOKENS=%d: a table of %d tokens (cached %v)", limit, n, m.cache)

@@ -96,14 +96,25 @@ func expandPrompt(question string, max int) []message {
 // expandContentsPrompt is the expansion request with the books' table of contents, within
 // budget tokens: the model is asked to write a query as a section's title when a section it
 // lists holds a rule the answer needs. The table takes at most limit tokens (-1: no limit of
-// its own).
-func expandContentsPrompt(question string, max int, toc []rag.Heading, budget, limit int) []message {
+// its own); cut to fit, it shows the chapters of near (the question's own first results) first.
+func expandContentsPrompt(question string, max int, toc []rag.Heading, near []rag.Document, budget, limit int) ([]message, []string) {
 	msgs := expandPrompt(question, max)
-	with, _ := withContents(msgs, toc, nil, budget, limit)
+	facts := make([]rag.DocFacts, len(near))
+	for i, d := range near {
+		facts[i] = rag.DocFacts{Document: d}
+	}
+	with, names := withContents(msgs, toc, facts, budget, limit)
 	if len(with) > len(msgs) {
 		with[0].text += "\n" + expandContentsNote
 	}
-	return with
+	return with, names
+}
+
+// ExpandTitlesShown returns the titles the expander's request lets a model name within a context
+// window of budget tokens, with the question's own first results near.
+func ExpandTitlesShown(question string, max int, toc []rag.Heading, near []rag.Document, budget int) []string {
+	_, names := expandContentsPrompt(question, max, toc, near, budget, -1)
+	return names
 }
 
 // expandContentsNote is added to the expander's instructions when it is shown the table of

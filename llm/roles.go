@@ -35,19 +35,20 @@ func (e *Expander) Calls() int64 { return e.c.Calls() }
 // returns no query (the pipeline searches the original question alone); it returns an error
 // only when ctx itself is done. max < 1 returns nil without a call.
 func (e *Expander) Expand(ctx context.Context, question string, max int) ([]string, error) {
-	return e.ExpandWithContents(ctx, question, max, nil)
+	return e.ExpandWithContents(ctx, question, max, nil, nil)
 }
 
 // ExpandWithContents implements rag.ContentsExpander: Expand, with the books' table of contents
 // in the request (as much as fits a quarter of the model's window; marked for caching when
-// whole), so that the queries can be the books' own section titles.
-func (e *Expander) ExpandWithContents(ctx context.Context, question string, max int, toc []rag.Heading) ([]string, error) {
+// whole; cut, the chapters of near first), so that the queries can be the books' own section
+// titles.
+func (e *Expander) ExpandWithContents(ctx context.Context, question string, max int, toc []rag.Heading, near []rag.Document) ([]string, error) {
 	if max < 1 {
 		return nil, nil
 	}
 	msgs := expandPrompt(question, max)
 	if len(toc) > 0 {
-		msgs = expandContentsPrompt(question, max, toc, e.c.contextTokens(ctx)-e.c.jsonTokens-tokenMargin, e.c.contentsTokens)
+		msgs, _ = expandContentsPrompt(question, max, toc, near, e.c.contextTokens(ctx)-e.c.jsonTokens-tokenMargin, e.c.contentsTokens)
 	}
 	reply, err := structured(ctx, e.c, "expand", msgs, expandSchema, `{"queries": ["…"]}`,
 		func(r expansion) bool { return r.ok })

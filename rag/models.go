@@ -17,10 +17,11 @@ type Expander interface {
 
 // ContentsExpander is an Expander that reads the books' table of contents (a model, which can
 // then write its queries as the books' own section titles); the strategies give it the
-// retriever's when the retriever lists one (ContentsReader). It is shared: read it, do not
-// change it.
+// retriever's when the retriever lists one (ContentsReader), with near, the question's own
+// first results (a table cut to fit shows their chapters first). The table is shared: read
+// it, do not change it.
 type ContentsExpander interface {
-	ExpandWithContents(ctx context.Context, question string, max int, toc []Heading) ([]string, error)
+	ExpandWithContents(ctx context.Context, question string, max int, toc []Heading, near []Document) ([]string, error)
 }
 
 // Analysis is the analyzer's verdict on the passages gathered so far.

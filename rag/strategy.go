@@ -61,11 +61,17 @@ func firstQueries(ctx context.Context, e Expander, r Retriever, opts SearchOptio
 		ce, reads := e.(ContentsExpander)
 		cr, lists := r.(ContentsReader)
 		if reads && lists {
-			var toc []Heading
+			var (
+				toc  []Heading
+				near []Document
+			)
 			if toc, err = cr.Contents(ctx, opts); err != nil {
 				return nil, fmt.Errorf("listing the books' sections: %w", err)
 			}
-			extra, err = ce.ExpandWithContents(ctx, question, maxQueries-1, toc)
+			if near, err = r.Retrieve(ctx, question, SearchOptions{K: opts.K, Books: opts.Books, NoRefs: true}); err != nil {
+				return nil, fmt.Errorf("searching %q: %w", question, err)
+			}
+			extra, err = ce.ExpandWithContents(ctx, question, maxQueries-1, toc, near)
 		} else {
 			extra, err = e.Expand(ctx, question, maxQueries-1)
 		}

@@ -487,7 +487,7 @@ func (e *tocExpander) Expand(context.Context, string, int) ([]string, error) {
 	return nil, errors.New("the table of contents was not given")
 }
 
-func (e *tocExpander) ExpandWithContents(_ context.Context, _ string, _ int, toc []rag.Heading) ([]string, error) {
+func (e *tocExpander) ExpandWithContents(_ context.Context, _ string, _ int, toc []rag.Heading, _ []rag.Document) ([]string, error) {
 	e.got = toc
 	last := toc[len(toc)-1].Section
 	return []string{last[strings.LastIndex(last, " > ")+3:]}, nil

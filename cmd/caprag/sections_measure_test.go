@@ -128,3 +128,102 @@ func TestSectionsAModelMayName(t *testing.T) {
 		t.Logf("%s (%s), multi-hop full recall of an analyzer naming what it is shown: %s", name, sets[name][1], strings.Join(line, "; "))
 	}
 }
+
+// oracleExpander names, for the first hop, the gold sections of its question — but only by a
+// title its request shows (llm.ExpandTitlesShown in a window of budget tokens), with the
+// question's own first results as near (nil when unordered), and searches them as the first
+// hop does.
+type oracleExpander struct {
+	s         *store.Local
+	gold      []evalset.Gold
+	budget    int
+	unordered bool
+}
+
+func (e *oracleExpander) Expand(context.Context, string, int) ([]string, error) { return nil, nil }
+
+func (e *oracleExpander) ExpandWithContents(ctx context.Context, question string, max int, toc []rag.Heading, near []rag.Document) ([]string, error) {
+	if e.unordered {
+		near = nil
+	}
+	var out []string
+	for _, g := range e.gold {
+		for _, t := range llm.ExpandTitlesShown(question, max, toc, near, e.budget) {
+			got, err := e.s.Resolve(ctx, rag.Document{}, rag.Reference{Kind: rag.RefSee, Text: t, Target: t}, rag.SearchOptions{K: 2})
+			if err != nil {
+				return nil, err
+			}
+			if slices.ContainsFunc(got, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) }) {
+				out = append(out, t)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// TestTitlesAnExpanderMayName measures what showing the expander the table of contents offers
+// the first hop: on the multi-hop questions of each corpus, the first hop's full recall (the
+// question and the expander's queries searched, 5 results each, up to 8 queries) when the
+// expander always knows the rules the answer needs but names them only by titles its request
+// shows, in windows of 4,096, 16,384 and 100,000 tokens, with the table cut around the
+// question's own first results or in reading order. A measurement, run with
+//
+//	CAPRAG_MEASURE_SECTIONS=1 go test -run TitlesAnExpanderMayName -v ./cmd/caprag/
+func TestTitlesAnExpanderMayName(t *testing.T) {
+	if os.Getenv("CAPRAG_MEASURE_SECTIONS") == "" {
+		t.Skip("a measurement: set CAPRAG_MEASURE_SECTIONS=1")
+	}
+	sets := corpora(t)
+	if v := os.Getenv("CAPRAG_SECTIONS_SETS"); v != "" {
+		for _, kv := range strings.Split(v, ",") {
+			name, set, _ := strings.Cut(kv, "=")
+			sets[name] = [2]string{sets[name][0], set}
+		}
+	}
+	ctx := context.Background()
+	for _, name := range []string{"srd51", "fate"} {
+		s := loadCorpus(t, sets[name][0])
+		qs, err := evalset.Load(sets[name][1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		models := offline.Models(s)
+		var line []string
+		for _, c := range []struct {
+			budget    int
+			unordered bool
+		}{{0, false}, {4096, false}, {16384, true}, {16384, false}, {100000, false}} {
+			full, total := 0, 0
+			for _, q := range qs {
+				if q.Kind != "multi-hop" {
+					continue
+				}
+				total++
+				var e rag.Expander = models.Expander
+				if c.budget > 0 {
+					e = &oracleExpander{s: s, gold: q.Gold, budget: c.budget, unordered: c.unordered}
+				}
+				st, err := rag.MultiQuestion{Retriever: s, Expander: e, TopK: 5, MaxQueries: 8}.Execute(ctx, rag.State{Question: q.Question})
+				if err != nil {
+					t.Fatal(err)
+				}
+				docs := st.Context()
+				if !slices.ContainsFunc(q.Gold, func(g evalset.Gold) bool {
+					return !slices.ContainsFunc(docs, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) })
+				}) {
+					full++
+				}
+			}
+			what := "the offline expander"
+			if c.budget > 0 {
+				what = fmt.Sprintf("%d-token window", c.budget)
+				if c.unordered {
+					what += ", reading order"
+				}
+			}
+			line = append(line, fmt.Sprintf("%s: %d/%d (%.0f%%)", what, full, total, 100*float64(full)/float64(max(1, total))))
+		}
+		t.Logf("%s (%s), first-hop full recall of an expander naming what it is shown: %s", name, sets[name][1], strings.Join(line, "; "))
+	}
+}
