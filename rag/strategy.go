@@ -13,11 +13,16 @@ import (
 )
 
 // searchAll runs the queries of one hop in parallel and returns one Question per query, in the
-// order of the queries.
-func searchAll(ctx context.Context, r Retriever, queries []string, hop int, opts SearchOptions) ([]Question, error) {
+// order of the queries; a query searched already with the same options (searched) is not
+// searched again.
+func searchAll(ctx context.Context, r Retriever, queries []string, hop int, opts SearchOptions, searched map[string][]Document) ([]Question, error) {
 	out := make([]Question, len(queries))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, q := range queries {
+		if docs, ok := searched[q]; ok {
+			out[i] = Question{Text: q, Hop: hop, Documents: docs}
+			continue
+		}
 		g.Go(func() error {
 			docs, err := r.Retrieve(gctx, q, opts)
 			if err != nil {
@@ -50,8 +55,11 @@ func uniqueQueries(seen map[string]bool, qs []string) []string {
 
 // firstQueries are the queries of a first hop: the question and, when there is an expander and
 // room, its queries; each once (recorded in seen), at most maxQueries. An expander that reads
-// the books' table of contents (ContentsExpander) is given the retriever's (ContentsReader).
-func firstQueries(ctx context.Context, e Expander, r Retriever, opts SearchOptions, question string, maxQueries int, seen map[string]bool) ([]string, error) {
+// the books' table of contents (ContentsExpander) is given the retriever's (ContentsReader) and
+// the question's own results, searched with opts: those are returned by query (searched), for
+// the hop not to search the question again.
+func firstQueries(ctx context.Context, e Expander, r Retriever, opts SearchOptions, question string, maxQueries int, seen map[string]bool) ([]string, map[string][]Document, error) {
+	var searched map[string][]Document
 	qs := []string{question}
 	if e != nil && maxQueries > 1 {
 		var (
@@ -66,17 +74,18 @@ func firstQueries(ctx context.Context, e Expander, r Retriever, opts SearchOptio
 				near []Document
 			)
 			if toc, err = cr.Contents(ctx, opts); err != nil {
-				return nil, fmt.Errorf("listing the books' sections: %w", err)
+				return nil, nil, fmt.Errorf("listing the books' sections: %w", err)
 			}
-			if near, err = r.Retrieve(ctx, question, SearchOptions{K: opts.K, Books: opts.Books, NoRefs: true}); err != nil {
-				return nil, fmt.Errorf("searching %q: %w", question, err)
+			if near, err = r.Retrieve(ctx, question, opts); err != nil {
+				return nil, nil, fmt.Errorf("searching %q: %w", question, err)
 			}
+			searched = map[string][]Document{question: near}
 			extra, err = ce.ExpandWithContents(ctx, question, maxQueries-1, toc, near)
 		} else {
 			extra, err = e.Expand(ctx, question, maxQueries-1)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("expanding the question: %w", err)
+			return nil, nil, fmt.Errorf("expanding the question: %w", err)
 		}
 		qs = append(qs, extra...)
 	}
@@ -84,7 +93,7 @@ func firstQueries(ctx context.Context, e Expander, r Retriever, opts SearchOptio
 	if len(qs) > max(1, maxQueries) {
 		qs = qs[:max(1, maxQueries)]
 	}
-	return qs, nil
+	return qs, searched, nil
 }
 
 // countNew returns how many documents of qs are not yet in before (by content and book).
@@ -120,13 +129,14 @@ type MultiQuestion struct {
 
 // Execute implements Strategy.
 func (m MultiQuestion) Execute(ctx context.Context, s State) (State, error) {
-	queries, err := firstQueries(ctx, m.Expander, m.Retriever, SearchOptions{K: m.TopK, Books: s.Books}, s.Question, m.MaxQueries, map[string]bool{})
+	opts := SearchOptions{K: m.TopK, Books: s.Books}
+	queries, searched, err := firstQueries(ctx, m.Expander, m.Retriever, opts, s.Question, m.MaxQueries, map[string]bool{})
 	if err != nil {
 		return s, err
 	}
 	hop := Hop{N: 1, Queries: queries}
 	s.report(ctx, Progress{Stage: HopStarted, Hop: hop})
-	qs, err := searchAll(ctx, m.Retriever, queries, 1, SearchOptions{K: m.TopK, Books: s.Books})
+	qs, err := searchAll(ctx, m.Retriever, queries, 1, opts, searched)
 	if err != nil {
 		return s, err
 	}
@@ -157,7 +167,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	asked := map[string]bool{}
 	// The first hop starts, as multi-question does, from the queries generated from the
 	// question, the question among them.
-	queries, err := firstQueries(ctx, m.Expander, m.Retriever, SearchOptions{K: m.TopK, Books: s.Books}, s.Question, m.MaxQueries, asked)
+	queries, searched, err := firstQueries(ctx, m.Expander, m.Retriever, SearchOptions{K: m.TopK, Books: s.Books}, s.Question, m.MaxQueries, asked)
 	if err != nil {
 		return s, err
 	}
@@ -174,7 +184,7 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 			err error
 		)
 		if n == 1 {
-			qs, err = searchAll(ctx, m.Retriever, queries, n, opts)
+			qs, err = searchAll(ctx, m.Retriever, queries, n, opts, searched)
 			if err == nil {
 				var fetched []Question
 				fetched, err = m.named(ctx, s.Question, opts)

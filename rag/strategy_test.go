@@ -505,7 +505,11 @@ func TestExpanderIsShownTheTableOfContents(t *testing.T) {
 		rag.MultiQuestion{Retriever: c, Expander: &tocExpander{}, TopK: 2, MaxQueries: 3},
 		rag.MultiHop{Retriever: c, Resolver: c, Expander: &tocExpander{}, Analyzer: &scriptedAnalyzer{}, TopK: 2, MaxHops: 1, MaxQueries: 3},
 	} {
+		before := len(c.searched())
 		s, err := st.Execute(context.Background(), rag.State{Question: q, Books: []string{"Starfall"}})
+		if n := slices.Index(c.searched()[before:], q); n < 0 || slices.Contains(c.searched()[before+n+1:], q) {
+			t.Errorf("%T: the question searched %q, want once (its results are given to the expander and kept for the hop)", st, c.searched()[before:])
+		}
 		if err != nil {
 			t.Fatalf("%T: %v", st, err)
 		}
