@@ -81,23 +81,9 @@ func (a *oracleAnalyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.
 //
 // (CAPRAG_SECTIONS_SETS=corpus=set.jsonl,... measures other question sets of the two corpora).
 func TestSectionsAModelMayName(t *testing.T) {
-	if os.Getenv("CAPRAG_MEASURE_SECTIONS") == "" {
-		t.Skip("a measurement: set CAPRAG_MEASURE_SECTIONS=1")
-	}
-	sets := corpora(t)
-	if v := os.Getenv("CAPRAG_SECTIONS_SETS"); v != "" {
-		for _, kv := range strings.Split(v, ",") {
-			name, set, _ := strings.Cut(kv, "=")
-			sets[name] = [2]string{sets[name][0], set}
-		}
-	}
 	ctx := context.Background()
-	for _, name := range []string{"srd51", "fate"} {
-		s := loadCorpus(t, sets[name][0])
-		qs, err := evalset.Load(sets[name][1])
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range measuredSets(t) {
+		name, s, qs := m.name, m.store, m.questions
 		models := offline.Models(s)
 		var line []string
 		for _, c := range []struct{ sections, budget int }{{0, 0}, {50, 0}, {100, 0}, {100, 4096}, {100, 16384}, {100, 100000}} {
@@ -125,7 +111,7 @@ func TestSectionsAModelMayName(t *testing.T) {
 			}
 			line = append(line, fmt.Sprintf("%s: %d/%d (%.0f%%)", what, full, total, 100*float64(full)/float64(max(1, total))))
 		}
-		t.Logf("%s (%s), multi-hop full recall of an analyzer naming what it is shown: %s", name, sets[name][1], strings.Join(line, "; "))
+		t.Logf("%s (%s), multi-hop full recall of an analyzer naming what it is shown: %s", name, m.set, strings.Join(line, "; "))
 	}
 }
 
@@ -171,23 +157,9 @@ func (e *oracleExpander) ExpandWithContents(ctx context.Context, question string
 //
 //	CAPRAG_MEASURE_SECTIONS=1 go test -run TitlesAnExpanderMayName -v ./cmd/caprag/
 func TestTitlesAnExpanderMayName(t *testing.T) {
-	if os.Getenv("CAPRAG_MEASURE_SECTIONS") == "" {
-		t.Skip("a measurement: set CAPRAG_MEASURE_SECTIONS=1")
-	}
-	sets := corpora(t)
-	if v := os.Getenv("CAPRAG_SECTIONS_SETS"); v != "" {
-		for _, kv := range strings.Split(v, ",") {
-			name, set, _ := strings.Cut(kv, "=")
-			sets[name] = [2]string{sets[name][0], set}
-		}
-	}
 	ctx := context.Background()
-	for _, name := range []string{"srd51", "fate"} {
-		s := loadCorpus(t, sets[name][0])
-		qs, err := evalset.Load(sets[name][1])
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range measuredSets(t) {
+		name, s, qs := m.name, m.store, m.questions
 		models := offline.Models(s)
 		var line []string
 		for _, c := range []struct {
@@ -224,6 +196,37 @@ func TestTitlesAnExpanderMayName(t *testing.T) {
 			}
 			line = append(line, fmt.Sprintf("%s: %d/%d (%.0f%%)", what, full, total, 100*float64(full)/float64(max(1, total))))
 		}
-		t.Logf("%s (%s), first-hop full recall of an expander naming what it is shown: %s", name, sets[name][1], strings.Join(line, "; "))
+		t.Logf("%s (%s), first-hop full recall of an expander naming what it is shown: %s", name, m.set, strings.Join(line, "; "))
 	}
+}
+
+// measured is a corpus loaded and the question set measured on it.
+type measured struct {
+	name, set string
+	store     *store.Local
+	questions []evalset.Question
+}
+
+// measuredSets loads both corpora with their dev sets, or the sets CAPRAG_SECTIONS_SETS names
+// (corpus=set.jsonl,...); it skips unless CAPRAG_MEASURE_SECTIONS is set (a measurement).
+func measuredSets(t *testing.T) []measured {
+	if os.Getenv("CAPRAG_MEASURE_SECTIONS") == "" {
+		t.Skip("a measurement: set CAPRAG_MEASURE_SECTIONS=1")
+	}
+	sets := corpora(t)
+	if v := os.Getenv("CAPRAG_SECTIONS_SETS"); v != "" {
+		for _, kv := range strings.Split(v, ",") {
+			name, set, _ := strings.Cut(kv, "=")
+			sets[name] = [2]string{sets[name][0], set}
+		}
+	}
+	var out []measured
+	for _, name := range []string{"srd51", "fate"} {
+		qs, err := evalset.Load(sets[name][1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, measured{name: name, set: sets[name][1], store: loadCorpus(t, sets[name][0]), questions: qs})
+	}
+	return out
 }
