@@ -17,50 +17,31 @@ func aligned(b []byte, n uintptr) bool {
 	return len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%n == 0
 }
 
-// Uint64s views b (a multiple of 8 bytes) as little-endian uint64s.
-func Uint64s(b []byte) []uint64 {
+// view views b (a multiple of T's size) as little-endian Ts: in place when it can, else
+// decoded with get.
+func view[T uint16 | uint32 | uint64](b []byte, get func([]byte) T) []T {
 	if len(b) == 0 {
 		return nil
 	}
-	if littleEndian && aligned(b, 8) {
-		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), len(b)/8)
+	size := int(unsafe.Sizeof(T(0)))
+	if littleEndian && aligned(b, uintptr(size)) {
+		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/size)
 	}
-	out := make([]uint64, len(b)/8)
+	out := make([]T, len(b)/size)
 	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+		out[i] = get(b[size*i:])
 	}
 	return out
 }
+
+// Uint64s views b (a multiple of 8 bytes) as little-endian uint64s.
+func Uint64s(b []byte) []uint64 { return view(b, binary.LittleEndian.Uint64) }
 
 // Uint32s views b (a multiple of 4 bytes) as little-endian uint32s.
-func Uint32s(b []byte) []uint32 {
-	if len(b) == 0 {
-		return nil
-	}
-	if littleEndian && aligned(b, 4) {
-		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
-	}
-	out := make([]uint32, len(b)/4)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return out
-}
+func Uint32s(b []byte) []uint32 { return view(b, binary.LittleEndian.Uint32) }
 
 // Uint16s views b (a multiple of 2 bytes) as little-endian uint16s.
-func Uint16s(b []byte) []uint16 {
-	if len(b) == 0 {
-		return nil
-	}
-	if littleEndian && aligned(b, 2) {
-		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
-	}
-	out := make([]uint16, len(b)/2)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return out
-}
+func Uint16s(b []byte) []uint16 { return view(b, binary.LittleEndian.Uint16) }
 
 // String views b as a string without copying; b must never change afterwards.
 func String(b []byte) string {
