@@ -297,6 +297,14 @@ type mention struct {
 	sentence int
 }
 
+// distance is how many tokens lie between a mention and a reference of its sentence.
+func (m mention) distance(ref RawRef) int {
+	if m.end <= ref.At {
+		return ref.At - m.end
+	}
+	return m.at - ref.At
+}
+
 // find returns the terms mentioned in a token stream, leftmost-longest, without overlaps.
 func (lx *Lexicon) find(toks []Token) []mention { return findIn(lx.first, toks) }
 
@@ -531,11 +539,7 @@ func (lx *Lexicon) resolve(n int, ref RawRef, ms []mention) []Edge {
 			if !named && !slices.ContainsFunc(e.Defs, func(d int) bool { return !lx.onPath(n, d) }) {
 				continue
 			}
-			d := m.at - ref.At
-			if m.end <= ref.At {
-				d = ref.At - m.end
-			}
-			if best == "" || d < dist {
+			if d := m.distance(ref); best == "" || d < dist {
 				best, dist = m.key, d
 			}
 		}
@@ -599,11 +603,7 @@ func (lx *Lexicon) namedWithin(n int, ref RawRef, ms []mention, to []Edge) []Edg
 		if len(in) == 0 {
 			continue
 		}
-		d := m.at - ref.At
-		if m.end <= ref.At {
-			d = ref.At - m.end
-		}
-		if best == "" || d < dist {
+		if d := m.distance(ref); best == "" || d < dist {
 			best, dist, defs = m.key, d, in
 		}
 	}
