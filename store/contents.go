@@ -21,14 +21,14 @@ func (x *index) Contents(ctx context.Context, opts rag.SearchOptions) ([]rag.Hea
 	if ok == nil {
 		return all, nil
 	}
-	var out []rag.Heading
+	keep := map[string]bool{}
 	for i, sh := range v.shelves {
-		if ok[i] {
-			for _, h := range all {
-				if h.Book == sh.name {
-					out = append(out, h)
-				}
-			}
+		keep[sh.name] = ok[i]
+	}
+	var out []rag.Heading
+	for _, h := range all {
+		if keep[h.Book] {
+			out = append(out, h)
 		}
 	}
 	return out, nil

@@ -76,7 +76,7 @@ type byVersion[T any] struct {
 	order []string
 }
 
-const keptLexicons = 16
+const keptPerVersion = 16
 
 // get returns what is kept for key, or builds and keeps it (what fails to build is not kept).
 func (c *byVersion[T]) get(key string, build func() (T, error)) (T, error) {
@@ -92,7 +92,7 @@ func (c *byVersion[T]) get(key string, build func() (T, error)) (T, error) {
 	if c.m == nil {
 		c.m = map[string]T{}
 	}
-	if len(c.order) == keptLexicons {
+	if len(c.order) == keptPerVersion {
 		delete(c.m, c.order[0])
 		c.order = c.order[1:]
 	}
@@ -557,13 +557,7 @@ func (sc *Scope) Mentions(ctx context.Context, text string) ([]passage.Reference
 // The whole list is the same slice for as long as the books do not change (a model's prompt
 // prepares it once).
 func (sc *Scope) Contents(ctx context.Context, opts rag.SearchOptions) ([]rag.Heading, error) {
-	if len(sc.parts) == 1 {
-		if cr, ok := sc.parts[0].s.(rag.ContentsReader); ok {
-			return cr.Contents(ctx, opts)
-		}
-		return nil, nil
-	}
-	if len(opts.Books) == 0 && sc.contents != nil {
+	if len(sc.parts) > 1 && len(opts.Books) == 0 && sc.contents != nil {
 		v, err := sc.Version(ctx)
 		if err != nil {
 			return nil, err
@@ -573,7 +567,8 @@ func (sc *Scope) Contents(ctx context.Context, opts rag.SearchOptions) ([]rag.He
 	return sc.concatContents(ctx, opts)
 }
 
-// concatContents lists every library's sections, the server's first.
+// concatContents lists every library's sections, the server's first: one library's list as
+// its store keeps it.
 func (sc *Scope) concatContents(ctx context.Context, opts rag.SearchOptions) ([]rag.Heading, error) {
 	var out []rag.Heading
 	for _, p := range sc.parts {
@@ -585,7 +580,11 @@ func (sc *Scope) concatContents(ctx context.Context, opts rag.SearchOptions) ([]
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, hs...)
+		if out == nil {
+			out = slices.Clip(hs) // a second list is appended to a copy, never to the store's
+		} else {
+			out = append(out, hs...)
+		}
 	}
 	return out, nil
 }
