@@ -167,14 +167,14 @@ func (m MultiHop) Execute(ctx context.Context, s State) (State, error) {
 	asked := map[string]bool{}
 	// The first hop starts, as multi-question does, from the queries generated from the
 	// question, the question among them.
-	queries, searched, err := firstQueries(ctx, m.Expander, m.Retriever, SearchOptions{K: m.TopK, Books: s.Books}, s.Question, m.MaxQueries, asked)
+	opts := SearchOptions{K: m.TopK, Books: s.Books}
+	queries, searched, err := firstQueries(ctx, m.Expander, m.Retriever, opts, s.Question, m.MaxQueries, asked)
 	if err != nil {
 		return s, err
 	}
 	askedList := append([]string(nil), queries...)
 	var named []string // the sections and rules fetched because the question names them
 	var following []string
-	opts := SearchOptions{K: m.TopK, Books: s.Books}
 	for n := 1; n <= maxHops; n++ {
 		hop := Hop{N: n, Queries: queries, Following: following}
 		s.report(ctx, Progress{Stage: HopStarted, Hop: hop})
