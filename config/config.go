@@ -255,8 +255,8 @@ func (c Config) Validate() error {
 	}
 	between("LLM_ANSWER_MAX_TOKENS", c.LLMAnswerMaxTokens, 64, 100_000)
 	between("LLM_JSON_MAX_TOKENS", c.LLMJSONMaxTokens, 64, 100_000)
-	if _, ok := c.ContentsTokens(); !ok {
-		errs = append(errs, &Error{Var: "LLM_CONTENTS_TOKENS", Value: c.LLMContentsTokens, Accepted: "auto (a quarter of the model's context window), 0 (no table of contents) or whole numbers up to 2000000"})
+	if _, err := c.ContentsTokens(); err != nil {
+		errs = append(errs, err)
 	}
 	between("LLM_RETRIES", c.LLMRetries, 0, 10)
 	between("LLM_MAX_CONNS", c.LLMMaxConns, 1, 10_000)
@@ -284,18 +284,18 @@ func (c Config) Validate() error {
 // (exit status 2), like every *Error.
 var ErrNoDiscordToken = &Error{Var: "DISCORD_TOKEN", Value: "", Accepted: "the token of a bot created in the Discord developer portal (see README, \"Running the bot\")"}
 
-// ContentsTokens is LLM_CONTENTS_TOKENS as a number of tokens, -1 for auto; ok is false when
-// the setting is neither.
-func (c Config) ContentsTokens() (n int, ok bool) {
+// ContentsTokens is LLM_CONTENTS_TOKENS as a number of tokens, -1 for auto; a setting that is
+// neither is an *Error.
+func (c Config) ContentsTokens() (int, error) {
 	v := strings.TrimSpace(c.LLMContentsTokens)
 	if v == "" || strings.EqualFold(v, "auto") {
-		return -1, true
+		return -1, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 || n > 2_000_000 {
-		return 0, false
+		return 0, &Error{Var: "LLM_CONTENTS_TOKENS", Value: c.LLMContentsTokens, Accepted: "auto (a quarter of the model's context window), 0 (no table of contents) or whole numbers up to 2000000"}
 	}
-	return n, true
+	return n, nil
 }
 
 // RequireDiscord checks the settings only the bot needs.

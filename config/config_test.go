@@ -26,8 +26,8 @@ func TestLoadDefaults(t *testing.T) {
 // LLM_CONTENTS_TOKENS reads "auto" (the default), 0 and numbers of tokens.
 func TestContentsTokens(t *testing.T) {
 	for v, want := range map[string]int{"": -1, "auto": -1, "AUTO": -1, "0": 0, "6000": 6000} {
-		if n, ok := (Config{LLMContentsTokens: v}).ContentsTokens(); !ok || n != want {
-			t.Errorf("LLM_CONTENTS_TOKENS=%q reads %d (%v), want %d", v, n, ok, want)
+		if n, err := (Config{LLMContentsTokens: v}).ContentsTokens(); err != nil || n != want {
+			t.Errorf("LLM_CONTENTS_TOKENS=%q reads %d (%v), want %d", v, n, err, want)
 		}
 	}
 	unset(t, "LLM_CONTENTS_TOKENS")

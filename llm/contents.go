@@ -139,25 +139,22 @@ func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []
 		return "", nil, false
 	}
 	c := prepared(toc)
-	render := func(order []*chapter) (string, []string, bool) {
+	render := func(order []*chapter) (string, []string) {
 		var b strings.Builder
 		var shown []string
-		whole := true
 		b.WriteString(contentsHeader)
 		used := textTokens(contentsHeader)
 		for _, ch := range order {
-			lineCost := lineCost(ch)
-			if room < 0 && len(shown) >= maxContents || room > 0 && used+lineCost > room {
-				whole = false
+			head := lineCost(ch)
+			if room < 0 && len(shown) >= maxContents || room > 0 && used+head > room {
 				break
 			}
-			used += lineCost
+			used += head
 			n := 0
 			for n < len(ch.names) && (room > 0 && used+ch.cost[n] <= room || room < 0 && len(shown)+n+1 <= maxContents) {
 				used += ch.cost[n]
 				n++
 			}
-			whole = whole && n == len(ch.names)
 			b.WriteString(ch.head)
 			if n > 0 {
 				b.WriteString(": " + strings.Join(ch.shown[:n], "; "))
@@ -168,10 +165,10 @@ func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []
 			}
 			shown = append(shown, ch.names[:n]...)
 		}
-		return b.String(), shown, whole
+		return b.String(), shown
 	}
 	if room < 0 && c.titles <= maxContents || room > 0 && c.tokens <= room {
-		c.all.once.Do(func() { c.all.block, c.all.names, _ = render(c.chapters) })
+		c.all.once.Do(func() { c.all.block, c.all.names = render(c.chapters) })
 		return c.all.block, c.all.names, true
 	}
 	// Not all of it fits: the chapters the passages are in first.
@@ -188,7 +185,7 @@ func contentsBlock(toc []rag.Heading, docs []rag.DocFacts, room int) (string, []
 			order = append(order, ch)
 		}
 	}
-	block, shown, _ := render(order)
+	block, shown := render(order)
 	return block, shown, false
 }
 

@@ -122,9 +122,9 @@ func newClient(cfg config.Config, o Options) (*client, error) {
 	if hc == nil {
 		hc = NewHTTPClient(HTTPOptionsFrom(cfg, log))
 	}
-	contents, ok := cfg.ContentsTokens()
-	if !ok {
-		return nil, &config.Error{Var: "LLM_CONTENTS_TOKENS", Value: cfg.LLMContentsTokens, Accepted: "auto, 0 or a number of tokens"}
+	contents, err := cfg.ContentsTokens()
+	if err != nil {
+		return nil, err
 	}
 	c := &client{provider: cfg.LLMProvider, name: cfg.LLMModel, timeout: cfg.LLMTimeout, ctxTokens: cfg.LLMContextTokens,
 		answerTokens: orDefault(cfg.LLMAnswerMaxTokens, 1024), jsonTokens: orDefault(cfg.LLMJSONMaxTokens, 512), contentsTokens: contents}

@@ -46,10 +46,7 @@ func (e *Expander) ExpandWithContents(ctx context.Context, question string, max 
 	if max < 1 {
 		return nil, nil
 	}
-	msgs := expandPrompt(question, max)
-	if len(toc) > 0 {
-		msgs, _ = expandContentsPrompt(question, max, toc, near, e.c.contextTokens(ctx)-e.c.jsonTokens-tokenMargin, e.c.contentsTokens)
-	}
+	msgs, _ := expandContentsPrompt(question, max, toc, near, e.c.contextTokens(ctx)-e.c.jsonTokens-tokenMargin, e.c.contentsTokens)
 	reply, err := structured(ctx, e.c, "expand", msgs, expandSchema, `{"queries": ["…"]}`,
 		func(r expansion) bool { return r.ok })
 	if err != nil {
