@@ -58,11 +58,11 @@ func (a *oracleAnalyzer) Analyze(ctx context.Context, in rag.AnalyzeInput) (rag.
 			continue
 		}
 		for _, t := range titles {
-			got, err := a.s.Resolve(ctx, t.from, t.ref, rag.SearchOptions{K: 2})
+			ok, err := fetches(ctx, a.s, t.from, t.ref, g)
 			if err != nil {
 				return rag.Analysis{}, err
 			}
-			if slices.ContainsFunc(got, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) }) {
+			if ok {
 				asked = append(asked, t.ref.Target)
 				break
 			}
@@ -87,24 +87,10 @@ func TestSectionsAModelMayName(t *testing.T) {
 		models := offline.Models(s)
 		var line []string
 		for _, c := range []struct{ sections, budget int }{{0, 0}, {50, 0}, {100, 0}, {100, 4096}, {100, 16384}, {100, 100000}} {
-			full, total := 0, 0
-			for _, q := range qs {
-				if q.Kind != "multi-hop" {
-					continue
-				}
-				total++
+			full, total := multiHopFullRecall(t, qs, func(q evalset.Question) (rag.State, error) {
 				a := &oracleAnalyzer{s: s, gold: q.Gold, sections: c.sections, hints: 10, budget: c.budget}
-				st, err := rag.MultiHop{Retriever: s, Resolver: s, Expander: models.Expander, Analyzer: a, TopK: 5, MaxHops: 3, MaxQueries: 4}.Execute(ctx, rag.State{Question: q.Question})
-				if err != nil {
-					t.Fatal(err)
-				}
-				docs := st.Context()
-				if !slices.ContainsFunc(q.Gold, func(g evalset.Gold) bool {
-					return !slices.ContainsFunc(docs, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) })
-				}) {
-					full++
-				}
-			}
+				return rag.MultiHop{Retriever: s, Resolver: s, Expander: models.Expander, Analyzer: a, TopK: 5, MaxHops: 3, MaxQueries: 4}.Execute(ctx, rag.State{Question: q.Question})
+			})
 			what := fmt.Sprintf("%d sections", c.sections)
 			if c.budget > 0 {
 				what = fmt.Sprintf("the request of a %d-token window", c.budget)
@@ -132,20 +118,49 @@ func (e *oracleExpander) ExpandWithContents(ctx context.Context, question string
 	if e.unordered {
 		near = nil
 	}
+	titles := llm.ExpandTitlesShown(question, max, toc, near, e.budget)
 	var out []string
 	for _, g := range e.gold {
-		for _, t := range llm.ExpandTitlesShown(question, max, toc, near, e.budget) {
-			got, err := e.s.Resolve(ctx, rag.Document{}, rag.Reference{Kind: rag.RefSee, Text: t, Target: t}, rag.SearchOptions{K: 2})
+		for _, t := range titles {
+			ok, err := fetches(ctx, e.s, rag.Document{}, rag.Reference{Kind: rag.RefSee, Text: t, Target: t}, g)
 			if err != nil {
 				return nil, err
 			}
-			if slices.ContainsFunc(got, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) }) {
+			if ok {
 				out = append(out, t)
 				break
 			}
 		}
 	}
 	return out, nil
+}
+
+// fetches reports whether following ref (a title named) fetches the gold section g.
+func fetches(ctx context.Context, s *store.Local, from rag.Document, ref rag.Reference, g evalset.Gold) (bool, error) {
+	got, err := s.Resolve(ctx, from, ref, rag.SearchOptions{K: 2})
+	return slices.ContainsFunc(got, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) }), err
+}
+
+// multiHopFullRecall runs each multi-hop question of qs and counts those whose context holds
+// every gold section.
+func multiHopFullRecall(t *testing.T, qs []evalset.Question, run func(evalset.Question) (rag.State, error)) (full, total int) {
+	for _, q := range qs {
+		if q.Kind != "multi-hop" {
+			continue
+		}
+		total++
+		st, err := run(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := st.Context()
+		if !slices.ContainsFunc(q.Gold, func(g evalset.Gold) bool {
+			return !slices.ContainsFunc(docs, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) })
+		}) {
+			full++
+		}
+	}
+	return full, total
 }
 
 // TestTitlesAnExpanderMayName measures what showing the expander the table of contents offers
@@ -166,27 +181,13 @@ func TestTitlesAnExpanderMayName(t *testing.T) {
 			budget    int
 			unordered bool
 		}{{0, false}, {4096, false}, {16384, true}, {16384, false}, {100000, false}} {
-			full, total := 0, 0
-			for _, q := range qs {
-				if q.Kind != "multi-hop" {
-					continue
-				}
-				total++
+			full, total := multiHopFullRecall(t, qs, func(q evalset.Question) (rag.State, error) {
 				var e rag.Expander = models.Expander
 				if c.budget > 0 {
 					e = &oracleExpander{s: s, gold: q.Gold, budget: c.budget, unordered: c.unordered}
 				}
-				st, err := rag.MultiQuestion{Retriever: s, Expander: e, TopK: 5, MaxQueries: 8}.Execute(ctx, rag.State{Question: q.Question})
-				if err != nil {
-					t.Fatal(err)
-				}
-				docs := st.Context()
-				if !slices.ContainsFunc(q.Gold, func(g evalset.Gold) bool {
-					return !slices.ContainsFunc(docs, func(d rag.Document) bool { return g.Matches(d.Book, d.Section) })
-				}) {
-					full++
-				}
-			}
+				return rag.MultiQuestion{Retriever: s, Expander: e, TopK: 5, MaxQueries: 8}.Execute(ctx, rag.State{Question: q.Question})
+			})
 			what := "the offline expander"
 			if c.budget > 0 {
 				what = fmt.Sprintf("%d-token window", c.budget)
